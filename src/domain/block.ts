@@ -1,0 +1,33 @@
+import { assert } from './errors.js';
+import { blockCheckSteps, type BlockHeaderRecord } from './chain-verification.js';
+import { runHashSteps } from './hash-steps.js';
+import { blockHash, sha256, transactionsRoot } from './hashing.js';
+import { ZERO_HASH } from './hex.js';
+
+/** A block's header: the fields its hash commits to, plus its hash (one definition, shared with the SDK). */
+export type BlockHeader = BlockHeaderRecord;
+
+export type Block = BlockHeader & { transactions: string[] };
+
+export function genesisBlock(timestamp: number): BlockHeader {
+  return buildBlock(null, [], timestamp);
+}
+
+/** The next block after `parent` holding `tx_hashes` in order; its timestamp never goes backwards. */
+export function buildBlock(parent: BlockHeader | null, tx_hashes: readonly string[], now_s: number): BlockHeader {
+  assert(parent === null || tx_hashes.length > 0, 'no empty blocks after genesis');
+  const number = parent === null ? 0 : parent.number + 1;
+  const parent_hash = parent === null ? ZERO_HASH : parent.hash;
+  const timestamp = parent === null ? now_s : Math.max(now_s, parent.timestamp);
+  const transactions_root = transactionsRoot(tx_hashes);
+  const hash = blockHash({ number, parent_hash, timestamp, transactions_root });
+  return { number, hash, parent_hash, timestamp, transactions_count: tx_hashes.length, transactions_root };
+}
+
+export type BlockCheck = { ok: true } | { ok: false; reason: string };
+
+/** Recomputes a block's root and hash from its transactions and checks the link to its parent (null: genesis). */
+export function checkBlock(block: Block, parent: BlockHeader | null): BlockCheck {
+  const result = runHashSteps(blockCheckSteps(block, parent), sha256);
+  return result.ok ? result : { ok: false, reason: result.reason };
+}

@@ -1,0 +1,57 @@
+/**
+ * Typed domain errors. The domain and service layers throw these; only the HTTP edge turns them into
+ * status codes and problem+json bodies (see src/http/error-catalogue.ts). Each carries a stable
+ * snake_case `code` that is part of the public API.
+ */
+export type FieldError = { field: string; message: string };
+
+export class LedgerError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** The request is malformed or breaks a rule of the contract (HTTP 400). */
+export class InvalidRequestError extends LedgerError {
+  readonly field: string | undefined;
+  constructor(code: string, message: string, field?: string) {
+    super(code, message);
+    this.field = field;
+  }
+}
+
+/** The caller is authenticated but may not do this (HTTP 403). */
+export class ForbiddenError extends LedgerError {}
+
+/** The named thing does not exist (HTTP 404). */
+export class NotFoundError extends LedgerError {}
+
+/** The request conflicts with what was stored before (HTTP 422). */
+export class ConflictError extends LedgerError {}
+
+/** The service cannot take more work right now; the caller should retry later (HTTP 503). */
+export class OverloadedError extends LedgerError {
+  readonly retry_after_s: number;
+  constructor(code: string, message: string, retry_after_s: number) {
+    super(code, message);
+    this.retry_after_s = retry_after_s;
+  }
+}
+
+/**
+ * A broken invariant: a bug, never bad input. It stops the block producer rather than being turned
+ * into a client error (TigerBeetle style).
+ */
+export class InvariantViolation extends Error {
+  constructor(message: string) {
+    super(`invariant violated: ${message}`);
+    this.name = 'InvariantViolation';
+  }
+}
+
+export function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new InvariantViolation(message);
+}

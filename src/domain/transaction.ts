@@ -1,0 +1,116 @@
+import { parseAmount } from './amount.js';
+import type { JsonValue } from './canonical-json.js';
+import { canonicalJson, isWellFormed } from './canonical-json.js';
+import { InvalidRequestError } from './errors.js';
+import type { Token, TokenRegistry } from './tokens.js';
+import { parseUserId } from './user-id.js';
+
+export const TRANSACTION_TYPES = ['transfer', 'mint', 'burn'] as const;
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+export type TransactionStatus = 'pending' | 'confirmed' | 'failed';
+/** Why a sealed transaction failed; part of the public API. */
+export type FailureCode = 'insufficient_funds' | 'balance_overflow';
+
+export const METADATA_BYTES_MAX = 4096;
+/** Objects and arrays may nest this deep inside `metadata`; deeper input is refused before any recursion. */
+export const METADATA_DEPTH_MAX = 32;
+
+export type Metadata = { [key: string]: JsonValue };
+
+/** A validated submission, amounts in base units. */
+export type TransactionRequest = {
+  from: string;
+  to: string;
+  amount_units: bigint;
+  token: Token;
+  type: TransactionType;
+  metadata: Metadata;
+};
+
+/** A transaction as stored: everything needed to recompute its hash, plus its outcome. */
+export type Transaction = {
+  tx_hash: string;
+  from: string;
+  to: string;
+  amount_units: bigint;
+  token: string;
+  type: TransactionType;
+  metadata: Metadata;
+  nonce: string;
+  timestamp: number;
+  status: TransactionStatus;
+  block_number: number | null;
+  block_hash: string | null;
+  position: number | null;
+  error: FailureCode | null;
+};
+
+export type TransactionBody = {
+  from: string;
+  to: string;
+  amount: number | string;
+  token: string;
+  type: string;
+  metadata?: Metadata | undefined;
+};
+
+export function parseTransactionRequest(body: TransactionBody, tokens: TokenRegistry): TransactionRequest {
+  const from = parseUserId(body.from, 'from');
+  const to = parseUserId(body.to, 'to');
+  const type = parseTransactionType(body.type);
+  const token = tokens.resolve(body.token);
+  const amount_units = parseAmount(body.amount, token.decimals);
+  if (type === 'transfer' && from === to) {
+    throw new InvalidRequestError('same_account', 'a transfer needs different from and to accounts', 'to');
+  }
+  const metadata = parseMetadata(body.metadata);
+  return { from, to, amount_units, token, type, metadata };
+}
+
+function parseTransactionType(value: string): TransactionType {
+  const type = TRANSACTION_TYPES.find((candidate) => candidate === value);
+  if (type === undefined) {
+    throw new InvalidRequestError('unsupported_transaction_type', `type must be one of ${TRANSACTION_TYPES.join(', ')}`, 'type');
+  }
+  return type;
+}
+
+function parseMetadata(value: Metadata | undefined): Metadata {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidRequestError('invalid_metadata', 'metadata must be a JSON object', 'metadata');
+  }
+  checkMetadataShape(value);
+  const bytes = Buffer.byteLength(canonicalJson(value), 'utf8');
+  if (bytes > METADATA_BYTES_MAX) {
+    throw new InvalidRequestError('metadata_too_large', `metadata must serialize to at most ${METADATA_BYTES_MAX} bytes (got ${bytes})`, 'metadata');
+  }
+  return value;
+}
+
+/**
+ * Walks `metadata` without recursion, refusing nesting deeper than METADATA_DEPTH_MAX and strings
+ * or keys that cannot be hashed canonically (lone surrogates), before anything recursive touches it.
+ */
+function checkMetadataShape(metadata: Metadata): void {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value: metadata, depth: 1 }];
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop() as { value: unknown; depth: number };
+    if (typeof value === 'string' && !isWellFormed(value)) throw invalidMetadata('metadata holds a lone UTF-16 surrogate, which has no canonical encoding');
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > METADATA_DEPTH_MAX) throw invalidMetadata(`metadata nests deeper than ${METADATA_DEPTH_MAX} levels`);
+    const entries: unknown[] = Array.isArray(value) ? value : Object.keys(value);
+    if (!Array.isArray(value)) {
+      for (const key of entries as string[]) {
+        if (!isWellFormed(key)) throw invalidMetadata('metadata holds a lone UTF-16 surrogate, which has no canonical encoding');
+        stack.push({ value: (value as Record<string, unknown>)[key], depth: depth + 1 });
+      }
+    } else {
+      for (const item of entries) stack.push({ value: item, depth: depth + 1 });
+    }
+  }
+}
+
+function invalidMetadata(message: string): InvalidRequestError {
+  return new InvalidRequestError('invalid_metadata', message, 'metadata');
+}
