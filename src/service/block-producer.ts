@@ -1,0 +1,268 @@
+/**
+ * The block producer: the single writer of the chain. It seals pending transactions, in arrival
+ * order, into the next block every `block_interval_ms` (at once again while a full block's worth is
+ * waiting), applying them to balances and writing the block and every decision in one store
+ * transaction. A broken invariant is a bug: it stops the producer instead of writing a bad block.
+ * When several instances share a store, only the holder of the sealer lease runs the loop; the
+ * others ask for the lease every `LEASE_RETRY_MS`.
+ */
+import type { Logger } from 'pino';
+import { buildBlock, genesisBlock } from '../domain/block.js';
+import { assert, InvariantViolation } from '../domain/errors.js';
+import { BalanceBook, balanceKey, supplyDelta } from '../domain/ledger.js';
+import type { Transaction } from '../domain/transaction.js';
+import { unixSeconds, type Clock } from './clock.js';
+import type { BlockCommit, ChainTotals, LedgerStore, StoredBlockHeader, TransactionOutcome } from './ledger-store.js';
+import { SoleSealerLease, type SealerLease } from './sealer-lease.js';
+
+export type BlockProducerOptions = {
+  block_interval_ms: number;
+  block_txs_max: number;
+};
+
+/** What one seal did: its size, how long it took, and how many transactions ended each way. */
+export type SealedBlockSummary = {
+  block_number: number;
+  transactions: number;
+  duration_ms: number;
+  /** Counts by "type status error" (error "none" when confirmed), e.g. "transfer failed insufficient_funds". */
+  outcomes: Map<string, number>;
+};
+
+/** Told about every block sealed (e.g. the metrics). */
+export type BlockSealObserver = { blockSealed(summary: SealedBlockSummary): void };
+
+const NO_OBSERVER: BlockSealObserver = { blockSealed: () => undefined };
+
+/** After a store error the producer waits this long, doubling up to the cap, before trying again. */
+const RETRY_DELAY_MS_MIN = 100;
+const RETRY_DELAY_MS_MAX = 5000;
+/** How often an instance that does not hold the sealer lease asks for it again. */
+export const LEASE_RETRY_MS = 1000;
+
+export class BlockProducer {
+  private readonly store: LedgerStore;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly options: BlockProducerOptions;
+  private readonly lease: SealerLease;
+  private leading = false;
+  private readonly observer: BlockSealObserver;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private running = false;
+  private sealing: Promise<StoredBlockHeader | null> | null = null;
+  private retry_delay_ms = RETRY_DELAY_MS_MIN;
+  /** Set when an invariant broke: the producer will not seal again in this process. */
+  halted: InvariantViolation | null = null;
+
+  constructor(
+    store: LedgerStore,
+    clock: Clock,
+    logger: Logger,
+    options: BlockProducerOptions,
+    collaborators: { lease?: SealerLease; observer?: BlockSealObserver } = {},
+  ) {
+    this.store = store;
+    this.clock = clock;
+    this.logger = logger;
+    this.options = options;
+    this.lease = collaborators.lease ?? new SoleSealerLease();
+    this.observer = collaborators.observer ?? NO_OBSERVER;
+  }
+
+  /**
+   * Writes block 0 when the chain is empty. Instances that start together may race for it: the store
+   * takes one genesis block, and the others find it when their own write is refused.
+   */
+  async ensureGenesis(): Promise<StoredBlockHeader> {
+    const latest = await this.store.latestBlock();
+    if (latest !== null) return latest;
+    const header = genesisBlock(unixSeconds(this.clock));
+    const totals: ChainTotals = { transactions: 0, users: 0, transfer_volume_units: {} };
+    try {
+      await this.store.commitBlock({ header, totals, outcomes: [], balances: [], new_users: [], active_users: [] });
+    } catch (error) {
+      const written = await this.store.latestBlock();
+      if (written === null) throw error;
+      this.logger.info({ block_number: written.number, hash: written.hash }, 'another instance wrote the genesis block');
+      return written;
+    }
+    this.logger.info({ block_number: 0, hash: header.hash }, 'genesis block written');
+    return { ...header, totals };
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** Stops the timer and waits for a turn of the loop (a seal) in progress. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.ticking !== null) await this.ticking;
+    if (this.sealing !== null) await this.sealing.catch(() => null);
+  }
+
+  /** Seals until nothing is pending, or `blocks_max` blocks (used at shutdown and by tests). */
+  async drain(blocks_max = Number.POSITIVE_INFINITY): Promise<void> {
+    for (let sealed = 0; sealed < blocks_max && (await this.sealNext()) !== null; sealed += 1);
+  }
+
+  /** Seals one block from what is pending; null when nothing is. Never runs two seals at once. */
+  async sealNext(): Promise<StoredBlockHeader | null> {
+    while (this.sealing !== null) await this.sealing.catch(() => null);
+    if (this.halted !== null) throw this.halted;
+    this.sealing = this.seal();
+    try {
+      return await this.sealing;
+    } finally {
+      this.sealing = null;
+    }
+  }
+
+  private schedule(delay_ms: number): void {
+    if (!this.running) return;
+    this.timer = setTimeout(() => {
+      this.ticking = this.tick().finally(() => {
+        this.ticking = null;
+      });
+    }, delay_ms);
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = null;
+    if (!(await this.holdLease())) {
+      this.schedule(LEASE_RETRY_MS);
+      return;
+    }
+    if (!this.running) return;
+    try {
+      const header = await this.sealNext();
+      this.retry_delay_ms = RETRY_DELAY_MS_MIN;
+      const full = header !== null && header.transactions_count >= this.options.block_txs_max;
+      this.schedule(full ? 0 : this.options.block_interval_ms);
+    } catch (error) {
+      if (error instanceof InvariantViolation) {
+        this.halted = error;
+        this.running = false;
+        this.logger.fatal({ err: error }, 'block producer halted: an invariant broke');
+        return;
+      }
+      this.logger.error({ err: error, retry_in_ms: this.retry_delay_ms }, 'sealing failed; will retry');
+      this.schedule(this.retry_delay_ms);
+      this.retry_delay_ms = Math.min(this.retry_delay_ms * 2, RETRY_DELAY_MS_MAX);
+    }
+  }
+
+  /** Asks for the sealer lease; a store error counts as not holding it. Logs every change of hands. */
+  private async holdLease(): Promise<boolean> {
+    let held = false;
+    try {
+      held = await this.lease.acquire();
+    } catch (error) {
+      this.logger.warn({ err: error, retry_in_ms: LEASE_RETRY_MS }, 'cannot ask for the sealer lease; will retry');
+    }
+    if (held && !this.leading) this.logger.info('sealer lease acquired: this instance seals blocks');
+    if (!held && this.leading) this.logger.warn('sealer lease lost: another instance may seal blocks');
+    this.leading = held;
+    return held;
+  }
+
+  private async seal(): Promise<StoredBlockHeader | null> {
+    const started_ms = performance.now();
+    const parent = await this.store.latestBlock();
+    assert(parent !== null, 'the chain has a genesis block before sealing');
+    const pending = await this.store.pendingTransactions(this.options.block_txs_max);
+    if (pending.length === 0) return null;
+    // A synchronous store (SQLite) holds the event loop for each step of a large block: let requests
+    // in between. Safe: this producer is the only writer of blocks, balances and outcomes.
+    await yieldToEventLoop();
+    const commit = await this.decide(parent, pending);
+    await yieldToEventLoop();
+    await this.store.commitBlock(commit);
+    const duration_ms = performance.now() - started_ms;
+    this.logger.debug({ block_number: commit.header.number, transactions: pending.length, duration_ms }, 'block sealed');
+    this.observer.blockSealed({ block_number: commit.header.number, transactions: pending.length, duration_ms, outcomes: countOutcomes(pending, commit.outcomes) });
+    return { ...commit.header, totals: commit.totals };
+  }
+
+  /** Applies `pending` in order to the current balances and builds the block that records it all. */
+  private async decide(parent: StoredBlockHeader, pending: readonly Transaction[]): Promise<BlockCommit> {
+    const book = new BalanceBook(await this.loadBalances(pending));
+    const supply_before = supplyOf(book, pending);
+    const outcomes: TransactionOutcome[] = [];
+    const supply_change = new Map<string, bigint>();
+    const volume = { ...parent.totals.transfer_volume_units };
+    const participants = new Set<string>();
+    const active_users = new Set<string>();
+    pending.forEach((tx, position) => {
+      const outcome = book.apply(tx);
+      outcomes.push({ tx_hash: tx.tx_hash, position, status: outcome.status, error: outcome.error });
+      if (outcome.status !== 'confirmed') return;
+      supply_change.set(tx.token, (supply_change.get(tx.token) ?? 0n) + supplyDelta(tx));
+      participants.add(tx.from).add(tx.to);
+      if (tx.type !== 'transfer') return;
+      volume[tx.token] = (volume[tx.token] ?? 0n) + tx.amount_units;
+      active_users.add(tx.from).add(tx.to);
+    });
+    assertSupplyConserved(supply_before, supplyOf(book, pending), supply_change);
+    const known = await this.store.knownUsers([...participants]);
+    const new_users = [...participants].filter((user_id) => !known.has(user_id));
+    const header = buildBlock(parent, pending.map((tx) => tx.tx_hash), unixSeconds(this.clock));
+    assert(header.number === parent.number + 1, 'block numbers are consecutive');
+    const totals: ChainTotals = {
+      transactions: parent.totals.transactions + pending.length,
+      users: parent.totals.users + new_users.length,
+      transfer_volume_units: volume,
+    };
+    return { header, totals, outcomes, balances: book.changed(), new_users, active_users: [...active_users] };
+  }
+
+  private async loadBalances(pending: readonly Transaction[]): Promise<Array<[string, bigint]>> {
+    const keys = new Map<string, { user_id: string; token: string }>();
+    for (const tx of pending) {
+      for (const user_id of [tx.from, tx.to]) keys.set(balanceKey(user_id, tx.token), { user_id, token: tx.token });
+    }
+    const found = await this.store.balancesOf([...keys.values()]);
+    return found.map((balance) => [balanceKey(balance.user_id, balance.token), balance.units]);
+  }
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+function countOutcomes(pending: readonly Transaction[], outcomes: readonly TransactionOutcome[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  outcomes.forEach((outcome, index) => {
+    const key = `${(pending[index] as Transaction).type} ${outcome.status} ${outcome.error ?? 'none'}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  });
+  return counts;
+}
+
+/** Sum, per token, of the balances of every account the block touches. */
+function supplyOf(book: BalanceBook, pending: readonly Transaction[]): Map<string, bigint> {
+  const seen = new Set<string>();
+  const totals = new Map<string, bigint>();
+  for (const tx of pending) {
+    for (const user_id of [tx.from, tx.to]) {
+      const key = balanceKey(user_id, tx.token);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      totals.set(tx.token, (totals.get(tx.token) ?? 0n) + book.get(user_id, tx.token));
+    }
+  }
+  return totals;
+}
+
+function assertSupplyConserved(before: Map<string, bigint>, after: Map<string, bigint>, change: Map<string, bigint>): void {
+  for (const [token, total_before] of before) {
+    const expected = total_before + (change.get(token) ?? 0n);
+    assert(after.get(token) === expected, `supply of ${token} changed by other than mints and burns`);
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * The ledger's use cases: submit, look up, prove, page, and summarise. Everything here speaks domain
+ * types and throws typed errors; the HTTP layer turns both into JSON and status codes.
+ */
+import type { Block, BlockHeader } from '../domain/block.js';
+import { canonicalJson } from '../domain/canonical-json.js';
+import { assert, ConflictError, LedgerError, ForbiddenError, InvalidRequestError, NotFoundError } from '../domain/errors.js';
+import { pendingTransaction, sha256, transactionsAuditPath } from '../domain/hashing.js';
+import { bytesToHex } from '../domain/hex.js';
+import { utf8Bytes } from '../domain/encoding.js';
+import { parseTransactionRequest, type Transaction, type TransactionBody, type TransactionRequest } from '../domain/transaction.js';
+import { usdMicros, type TokenRegistry } from '../domain/tokens.js';
+import { unixSeconds, type Clock } from './clock.js';
+import type { IdempotencyRecord, LedgerStore, PendingAppend } from './ledger-store.js';
+import { NoncePool } from './nonce-pool.js';
+import type { SubmissionWriter } from './submission-writer.js';
+
+/** Who is calling, from a verified token. */
+export type Principal = { sub: string; admin: boolean };
+
+export type SubmitReceipt = { tx_hash: string; status: 'pending'; timestamp: number };
+export type SubmitResult = { receipt: SubmitReceipt; replayed: boolean };
+
+/** One item of a batch submission: a request body and its optional idempotency key. */
+export type BatchItem = { body: TransactionBody; idempotency_key: string | undefined };
+/** What became of one batch item: a receipt, or the error that refused it (nothing stored for it). */
+export type BatchItemOutcome = { ok: true; result: SubmitResult } | { ok: false; error: unknown };
+
+export type Balances = { user_id: string; native_units: bigint; usdg_units: bigint; total_usd_micros: bigint };
+
+export type InclusionProof = {
+  tx_hash: string;
+  block_number: number;
+  block_hash: string;
+  transactions_root: string;
+  leaf_index: number;
+  tree_size: number;
+  audit_path: string[];
+};
+
+export type BlockPage = { blocks: BlockHeader[]; total: number; limit: number; offset: number };
+
+export type Stats = {
+  total_transactions: number;
+  total_users: number;
+  native_price_units: bigint;
+  trading_volume_24h_micros: bigint;
+  active_users_24h: number;
+  latest_block_number: number;
+};
+
+export const IDEMPOTENCY_KEY_LENGTH_MAX = 255;
+export const IDEMPOTENCY_RETENTION_S = 48 * 3600;
+export const BLOCK_PAGE_LIMIT_MAX = 100;
+/** Transactions in one batch submission at the most. */
+export const BATCH_TRANSACTIONS_MAX = 1000;
+const WINDOW_S = 24 * 3600;
+const NONCE_BYTES = 16;
+
+export type LedgerServiceOptions = { native_price_units: bigint };
+
+export class LedgerService {
+  private readonly store: LedgerStore;
+  private readonly writer: SubmissionWriter;
+  private readonly tokens: TokenRegistry;
+  private readonly clock: Clock;
+  private readonly options: LedgerServiceOptions;
+  private readonly nonces = new NoncePool(NONCE_BYTES);
+  /**
+   * The last statistics, valid while neither the second nor the newest block has changed. It holds the
+   * computation itself, so requests that arrive while it runs share it instead of each starting one.
+   */
+  private stats_memo: { now_s: number; latest_block_number: number; stats: Promise<Stats> } | null = null;
+
+  constructor(store: LedgerStore, writer: SubmissionWriter, tokens: TokenRegistry, clock: Clock, options: LedgerServiceOptions) {
+    this.store = store;
+    this.writer = writer;
+    this.tokens = tokens;
+    this.clock = clock;
+    this.options = options;
+  }
+
+  async submit(principal: Principal, body: TransactionBody, idempotency_key: string | undefined): Promise<SubmitResult> {
+    const request = parseTransactionRequest(body, this.tokens);
+    authorize(principal, request);
+    const idempotency = idempotency_key === undefined ? null : await this.claim(principal, idempotency_key, request);
+    if (idempotency?.replay) return idempotency.replay;
+    const transaction = this.createTransaction(request);
+    const result = await this.writer.append({ transaction, idempotency: idempotency?.claim ?? null });
+    if (result.kind === 'replay') return replay(result.record, idempotency?.claim.request_hash ?? '');
+    return receiptOf(transaction);
+  }
+
+  /**
+   * Submits many transactions at once: each is validated, authorized and checked for idempotency on
+   * its own, and every valid one is stored durably in one commit before this resolves. An invalid
+   * item gets its own error and stores nothing; a store failure rejects the whole batch (nothing of
+   * it is stored).
+   */
+  async submitBatch(principal: Principal, items: readonly BatchItem[]): Promise<BatchItemOutcome[]> {
+    assert(items.length <= BATCH_TRANSACTIONS_MAX, 'the HTTP edge limits the size of a batch');
+    const outcomes: BatchItemOutcome[] = new Array(items.length);
+    const appends: PendingAppend[] = [];
+    const appended: Array<{ index: number; transaction: Transaction; request_hash: string }> = [];
+    for (let index = 0; index < items.length; index += 1) {
+      const item = items[index] as BatchItem;
+      try {
+        const request = parseTransactionRequest(item.body, this.tokens);
+        authorize(principal, request);
+        const idempotency = item.idempotency_key === undefined ? null : await this.claim(principal, item.idempotency_key, request, 'idempotency_key');
+        if (idempotency?.replay) {
+          outcomes[index] = { ok: true, result: idempotency.replay };
+          continue;
+        }
+        const transaction = this.createTransaction(request);
+        appends.push({ transaction, idempotency: idempotency?.claim ?? null });
+        appended.push({ index, transaction, request_hash: idempotency?.claim.request_hash ?? '' });
+      } catch (error) {
+        // A typed error refuses this item alone; anything else is a bug and fails the batch before anything is stored.
+        if (!(error instanceof LedgerError)) throw error;
+        outcomes[index] = { ok: false, error };
+      }
+    }
+    const results = await this.writer.appendMany(appends);
+    results.forEach((result, position) => {
+      const { index, transaction, request_hash } = appended[position] as (typeof appended)[number];
+      outcomes[index] = result.kind === 'stored' ? { ok: true, result: receiptOf(transaction) } : replayOutcome(result.record, request_hash);
+    });
+    return outcomes;
+  }
+
+  /** `field` names where the key came from: the header of a single submission, or a batch item's field. */
+  private async claim(principal: Principal, key: string, request: TransactionRequest, field = 'Idempotency-Key') {
+    if (key.length === 0 || key.length > IDEMPOTENCY_KEY_LENGTH_MAX || !/^[\x21-\x7e]+$/.test(key)) {
+      throw new InvalidRequestError('invalid_idempotency_key', `${field} must be 1 to ${IDEMPOTENCY_KEY_LENGTH_MAX} visible ASCII characters`, field);
+    }
+    const claim = { caller: principal.sub, key, request_hash: requestHash(request) };
+    const existing = await this.store.findIdempotency(principal.sub, key);
+    return { claim, replay: existing === null ? null : replay(existing, claim.request_hash) };
+  }
+
+  private createTransaction(request: TransactionRequest): Transaction {
+    const preimage = {
+      from: request.from,
+      to: request.to,
+      amount_units: request.amount_units,
+      token: request.token.symbol,
+      type: request.type,
+      metadata: request.metadata,
+      nonce: this.nonces.next(),
+      timestamp: unixSeconds(this.clock),
+    };
+    return pendingTransaction(preimage);
+  }
+
+  async transaction(tx_hash: string): Promise<Transaction> {
+    const transaction = await this.store.getTransaction(tx_hash);
+    if (transaction === null) throw new NotFoundError('transaction_not_found', `no transaction has hash ${tx_hash}`);
+    return transaction;
+  }
+
+  async proof(tx_hash: string): Promise<InclusionProof> {
+    const transaction = await this.transaction(tx_hash);
+    if (transaction.block_number === null || transaction.position === null || transaction.block_hash === null) {
+      throw new NotFoundError('transaction_not_sealed', `transaction ${tx_hash} is pending; its proof exists once it is in a block`);
+    }
+    const block = await this.block(transaction.block_number);
+    return {
+      tx_hash,
+      block_number: block.number,
+      block_hash: block.hash,
+      transactions_root: block.transactions_root,
+      leaf_index: transaction.position,
+      tree_size: block.transactions.length,
+      audit_path: transactionsAuditPath(block.transactions, transaction.position),
+    };
+  }
+
+  async balances(user_id: string): Promise<Balances> {
+    const balances = await this.store.balances(user_id);
+    const native_units = balances.get(this.tokens.native.symbol) ?? 0n;
+    const usdg_units = balances.get(this.tokens.usdg.symbol) ?? 0n;
+    return { user_id, native_units, usdg_units, total_usd_micros: usdMicros(native_units, usdg_units, this.options.native_price_units) };
+  }
+
+  async blocks(limit: number, offset: number): Promise<BlockPage> {
+    const latest = await this.store.latestBlock();
+    const total = latest === null ? 0 : latest.number + 1;
+    // Newest first: offset k starts at block number latest − k, an index seek whatever k is.
+    const blocks = offset >= total ? [] : await this.store.listBlocks(total - 1 - offset, limit);
+    return { blocks, total, limit, offset };
+  }
+
+  async block(number: number): Promise<Block> {
+    const block = await this.store.getBlock(number);
+    if (block === null) throw new NotFoundError('block_not_found', `no block has number ${number}`);
+    return block;
+  }
+
+  /**
+   * Statistics depend only on the current second and on the chain (which changes only when a block is
+   * sealed), so within one second and one newest block they are computed once; the check costs one
+   * index seek, while counting the last 24 h's active users grows with them. Concurrent requests share
+   * one computation (on PostgreSQL, 64 of them would otherwise each count the active users at every
+   * new second).
+   */
+  async stats(): Promise<Stats> {
+    const now_s = unixSeconds(this.clock);
+    const latest_block_number = (await this.store.latestBlock())?.number ?? -1;
+    const memo = this.stats_memo;
+    if (memo !== null && memo.now_s === now_s && memo.latest_block_number === latest_block_number) return memo.stats;
+    const entry = { now_s, latest_block_number, stats: this.computeStats(now_s) };
+    this.stats_memo = entry;
+    try {
+      const stats = await entry.stats;
+      // Only keep what is known to match the block seen before computing.
+      if (stats.latest_block_number !== latest_block_number) this.forgetStats(entry);
+      return stats;
+    } catch (error) {
+      this.forgetStats(entry);
+      throw error;
+    }
+  }
+
+  private forgetStats(entry: NonNullable<LedgerService['stats_memo']>): void {
+    if (this.stats_memo === entry) this.stats_memo = null;
+  }
+
+  private async computeStats(now_s: number): Promise<Stats> {
+    const snapshot = await this.store.statsSnapshot(now_s - WINDOW_S);
+    const latest = snapshot?.latest;
+    const volume = (token: string): bigint =>
+      (latest?.totals.transfer_volume_units[token] ?? 0n) - (snapshot?.window_start?.totals.transfer_volume_units[token] ?? 0n);
+    return {
+      total_transactions: latest?.totals.transactions ?? 0,
+      total_users: latest?.totals.users ?? 0,
+      native_price_units: this.options.native_price_units,
+      trading_volume_24h_micros: usdMicros(volume(this.tokens.native.symbol), volume(this.tokens.usdg.symbol), this.options.native_price_units),
+      active_users_24h: snapshot?.active_users_24h ?? 0,
+      latest_block_number: latest?.number ?? 0,
+    };
+  }
+
+  /** Forgets idempotency keys older than the retention (at least 24 h, as the contract asks). */
+  async pruneIdempotency(): Promise<number> {
+    return this.store.pruneIdempotency(unixSeconds(this.clock) - IDEMPOTENCY_RETENTION_S);
+  }
+
+  async ready(): Promise<void> {
+    await this.store.ping();
+  }
+}
+
+function authorize(principal: Principal, request: TransactionRequest): void {
+  if (principal.admin) return;
+  if (request.type !== 'transfer') {
+    throw new ForbiddenError('admin_required', `only an admin may submit a ${request.type}`);
+  }
+  if (request.from !== principal.sub) {
+    throw new ForbiddenError('not_account_owner', 'a transfer may only spend from the caller\'s own account (the token\'s sub)');
+  }
+}
+
+/** Hash of the normalised request, to tell a true retry from a reused key. */
+function requestHash(request: TransactionRequest): string {
+  const text = canonicalJson({
+    amount: request.amount_units.toString(),
+    from: request.from,
+    metadata: request.metadata,
+    to: request.to,
+    token: request.token.symbol,
+    type: request.type,
+  });
+  return bytesToHex(sha256(utf8Bytes(text)));
+}
+
+function receiptOf(transaction: Transaction): SubmitResult {
+  return { receipt: { tx_hash: transaction.tx_hash, status: 'pending', timestamp: transaction.timestamp }, replayed: false };
+}
+
+function replayOutcome(record: IdempotencyRecord, request_hash: string): BatchItemOutcome {
+  try {
+    return { ok: true, result: replay(record, request_hash) };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+function replay(record: IdempotencyRecord, request_hash: string): SubmitResult {
+  if (record.request_hash !== request_hash) {
+    throw new ConflictError('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+  }
+  return { receipt: { tx_hash: record.tx_hash, status: 'pending', timestamp: record.timestamp }, replayed: true };
+}

@@ -1,0 +1,95 @@
+/**
+ * The store interface, owned by the service layer that uses it (Formance style). The SQLite and
+ * PostgreSQL stores implement it, and one contract test suite runs against every implementation.
+ * All amounts are bigint base units.
+ */
+import type { Block, BlockHeader } from '../domain/block.js';
+import type { FailureCode, Transaction } from '../domain/transaction.js';
+
+/** A pending transaction to append, with its optional idempotency record. */
+export type PendingAppend = {
+  transaction: Transaction;
+  idempotency: { caller: string; key: string; request_hash: string } | null;
+};
+
+export type IdempotencyRecord = {
+  caller: string;
+  key: string;
+  request_hash: string;
+  tx_hash: string;
+  timestamp: number;
+};
+
+/** What happened to one append: stored, or an earlier submission already holds its idempotency key. */
+export type AppendResult = { kind: 'stored' } | { kind: 'replay'; record: IdempotencyRecord };
+
+export type BalanceChange = { user_id: string; token: string; units: bigint };
+
+export type TransactionOutcome = {
+  tx_hash: string;
+  position: number;
+  status: 'confirmed' | 'failed';
+  error: FailureCode | null;
+};
+
+/** Running totals as of a block; each block row carries them so statistics never scan history. */
+export type ChainTotals = {
+  transactions: number;
+  users: number;
+  /** Cumulative volume of confirmed transfers, by token symbol, in base units. */
+  transfer_volume_units: Record<string, bigint>;
+};
+
+export type BlockCommit = {
+  header: BlockHeader;
+  totals: ChainTotals;
+  outcomes: TransactionOutcome[];
+  balances: BalanceChange[];
+  /** Ids seen for the first time: they count towards `total_users`. */
+  new_users: string[];
+  /** Senders and receivers of this block's confirmed transfers, active as of the block's timestamp. */
+  active_users: string[];
+};
+
+export type StoredBlockHeader = BlockHeader & { totals: ChainTotals };
+
+export type StatsSnapshot = {
+  latest: StoredBlockHeader;
+  /** The newest block at or before the start of the 24-hour window, if any. */
+  window_start: StoredBlockHeader | null;
+  active_users_24h: number;
+};
+
+export interface LedgerStore {
+  /** Appends pending transactions in order, in one durable commit. */
+  appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]>;
+  findIdempotency(caller: string, key: string): Promise<IdempotencyRecord | null>;
+  /** Forgets idempotency records created before `before_s`; returns how many. */
+  pruneIdempotency(before_s: number): Promise<number>;
+  getTransaction(tx_hash: string): Promise<Transaction | null>;
+
+  latestBlock(): Promise<StoredBlockHeader | null>;
+  /** Oldest first, in arrival order. */
+  pendingTransactions(limit: number): Promise<Transaction[]>;
+  pendingCount(): Promise<number>;
+  balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]>;
+  /** Users among `user_ids` that the ledger has seen before. */
+  knownUsers(user_ids: readonly string[]): Promise<Set<string>>;
+  /** Writes a block and everything it decides in one store transaction; fails if the number is taken. */
+  commitBlock(commit: BlockCommit): Promise<void>;
+
+  balances(user_id: string): Promise<Map<string, bigint>>;
+  getBlock(number: number): Promise<Block | null>;
+  /** Blocks with number ≤ `from_number`, newest first. */
+  listBlocks(from_number: number, limit: number): Promise<BlockHeader[]>;
+  blockTransactionHashes(number: number): Promise<string[]>;
+  statsSnapshot(window_start_s: number): Promise<StatsSnapshot | null>;
+
+  /** Ledger-wide settings fixed at creation (e.g. the native symbol the hashes commit to). */
+  getSetting(name: string): Promise<string | null>;
+  /** Stores `value` unless the setting exists (the first claim wins, even among concurrent ones); returns the stored value. */
+  claimSetting(name: string, value: string): Promise<string>;
+
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
