@@ -1,0 +1,417 @@
+/**
+ * The shared store: PostgreSQL through node-postgres (a pool of connections, named prepared
+ * statements, and arrays through `unnest` so that a batch is one statement, not one per row). Several
+ * instances may use one database at once: every write is one transaction, an idempotency key is
+ * claimed with `ON CONFLICT DO NOTHING` and the winner read back, and the schema's constraints and
+ * triggers refuse any block that does not extend the chain (see schema.ts). Amounts travel as decimal
+ * text in both directions, so no JavaScript number ever holds one.
+ */
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Block, BlockHeader } from '../../domain/block.js';
+import type { FailureCode, Metadata, Transaction, TransactionStatus, TransactionType } from '../../domain/transaction.js';
+import type {
+  AppendResult,
+  BalanceChange,
+  BlockCommit,
+  IdempotencyRecord,
+  LedgerStore,
+  PendingAppend,
+  StatsSnapshot,
+  StoredBlockHeader,
+} from '../../service/ledger-store.js';
+import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
+import { connectionSettings, type PostgresConnection } from './connection.js';
+import { LOCK_CLASS, MIGRATIONS } from './schema.js';
+
+type TransactionRow = {
+  tx_hash: string;
+  from_id: string;
+  to_id: string;
+  amount: string;
+  token: string;
+  type: string;
+  metadata: string;
+  nonce: string;
+  timestamp: string;
+  status: string;
+  block_number: string | null;
+  block_hash: string | null;
+  position: number | null;
+  error: string | null;
+};
+
+type BlockRow = {
+  number: string;
+  hash: string;
+  parent_hash: string;
+  timestamp: string;
+  transactions_count: number;
+  transactions_root: string;
+  total_transactions: string;
+  total_users: string;
+  transfer_volume_totals: string;
+};
+
+type IdempotencyRow = { caller: string; key: string; request_hash: string; tx_hash: string; timestamp: string };
+
+export type PostgresStoreOptions = PostgresConnection & {
+  /** Connections in the pool at the most. */
+  pool_size_max?: number;
+  logger?: Logger;
+};
+
+const POOL_SIZE_MAX_DEFAULT = 10;
+/** A write that lost a deadlock or serialization race is tried again this many times at the most. */
+const WRITE_ATTEMPTS_MAX = 3;
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
+
+const TRANSACTION_COLUMNS = `t.tx_hash, t.from_id, t.to_id, t.amount::text AS amount, t.token, t.type, t.metadata, t.nonce,
+  t.timestamp::text AS timestamp, t.status, t.block_number::text AS block_number, b.hash AS block_hash, t.position, t.error`;
+/** Block columns, read as `b`; ORDER BY must name `b.number`, not the text alias of the same name. */
+const BLOCK_HEADER_COLUMNS = 'b.number::text AS number, b.hash, b.parent_hash, b.timestamp::text AS timestamp, b.transactions_count, b.transactions_root';
+const STORED_BLOCK_COLUMNS = `${BLOCK_HEADER_COLUMNS}, b.total_transactions::text AS total_transactions, b.total_users::text AS total_users, b.transfer_volume_totals`;
+const IDEMPOTENCY_COLUMNS = 'caller, key, request_hash, tx_hash, timestamp::text AS timestamp';
+
+/** Every statement of the store, exported so that tests can check their query plans. */
+export const SQL = {
+  claimIdempotency: `INSERT INTO idempotency_keys (caller, key, request_hash, tx_hash, timestamp, created_at)
+       SELECT caller, key, request_hash, tx_hash, timestamp, timestamp
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS c(caller, key, request_hash, tx_hash, timestamp, arrival)
+       ORDER BY caller, key, arrival
+       ON CONFLICT (caller, key) DO NOTHING RETURNING tx_hash`,
+  findIdempotencies: `SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency_keys
+       WHERE (caller, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+  findIdempotency: `SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency_keys WHERE caller = $1 AND key = $2`,
+  pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < $1',
+  insertTransactions: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status)
+       SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, 'pending'
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+         WITH ORDINALITY AS t(tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, arrival)
+       ORDER BY arrival`,
+  getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = $1`,
+  pendingTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
+       WHERE t.status = 'pending' ORDER BY t.seq LIMIT $1`,
+  pendingCount: "SELECT COUNT(*)::text AS count FROM transactions WHERE status = 'pending'",
+  sealTransactions: `UPDATE transactions t SET status = s.status, block_number = $1, position = s.position, error = s.error
+       FROM unnest($2::text[], $3::text[], $4::int[], $5::text[]) AS s(tx_hash, status, position, error)
+       WHERE t.tx_hash = s.tx_hash AND t.status = 'pending'`,
+  balancesOf: `SELECT user_id, token, units::text AS units FROM balances
+       WHERE (user_id, token) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+  balancesOfUser: 'SELECT token, units::text AS units FROM balances WHERE user_id = $1',
+  putBalances: `INSERT INTO balances (user_id, token, units) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+       ON CONFLICT (user_id, token) DO UPDATE SET units = excluded.units`,
+  knownUsers: 'SELECT user_id FROM accounts WHERE user_id = ANY($1::text[])',
+  insertAccounts: 'INSERT INTO accounts (user_id) SELECT * FROM unnest($1::text[])',
+  touchAccounts: 'UPDATE accounts SET last_transfer_at = $1 WHERE user_id = ANY($2::text[])',
+  insertBlock: `INSERT INTO blocks (number, hash, parent_hash, timestamp, transactions_count, transactions_root,
+         total_transactions, total_users, transfer_volume_totals) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+  latestBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks b ORDER BY b.number DESC LIMIT 1`,
+  blockAtOrBefore: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks b WHERE b.timestamp <= $1 ORDER BY b.timestamp DESC, b.number DESC LIMIT 1`,
+  getBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks b WHERE b.number = $1`,
+  listBlocks: `SELECT ${BLOCK_HEADER_COLUMNS} FROM blocks b WHERE b.number <= $1 ORDER BY b.number DESC LIMIT $2`,
+  blockTransactionHashes: 'SELECT tx_hash FROM transactions WHERE block_number = $1 ORDER BY position',
+  activeUsers: 'SELECT COUNT(*)::text AS count FROM accounts WHERE last_transfer_at > $1',
+  getSetting: 'SELECT value FROM settings WHERE name = $1',
+  claimSetting: 'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+  ping: 'SELECT 1',
+} as const;
+
+type StatementName = keyof typeof SQL;
+type Queryable = pg.Pool | pg.PoolClient;
+
+export class PostgresStore implements LedgerStore {
+  private readonly pool: pg.Pool;
+  private closed = false;
+
+  private constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  /** Connects, applies the migrations this database lacks (safe when instances start together), and returns the store. */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const pool = new pg.Pool({ ...connectionSettings(options), max: options.pool_size_max ?? POOL_SIZE_MAX_DEFAULT });
+    // An idle connection that breaks (a restart, a network cut) must not crash the process; the pool replaces it.
+    pool.on('error', (error) => options.logger?.warn({ err: error }, 'an idle PostgreSQL connection failed'));
+    try {
+      await migrate(pool, options.schema);
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    return new PostgresStore(pool);
+  }
+
+  async appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]> {
+    if (batch.length === 0) return [];
+    return this.write((client) => appendBatch(client, batch));
+  }
+
+  async findIdempotency(caller: string, key: string): Promise<IdempotencyRecord | null> {
+    const row = (await run<IdempotencyRow>(this.pool, 'findIdempotency', [caller, key])).rows[0];
+    return row === undefined ? null : toIdempotencyRecord(row);
+  }
+
+  async pruneIdempotency(before_s: number): Promise<number> {
+    return (await run(this.pool, 'pruneIdempotency', [before_s])).rowCount ?? 0;
+  }
+
+  async getTransaction(tx_hash: string): Promise<Transaction | null> {
+    const row = (await run<TransactionRow>(this.pool, 'getTransaction', [tx_hash])).rows[0];
+    return row === undefined ? null : toTransaction(row);
+  }
+
+  async latestBlock(): Promise<StoredBlockHeader | null> {
+    const row = (await run<BlockRow>(this.pool, 'latestBlock', [])).rows[0];
+    return row === undefined ? null : toStoredHeader(row);
+  }
+
+  async pendingTransactions(limit: number): Promise<Transaction[]> {
+    return (await run<TransactionRow>(this.pool, 'pendingTransactions', [limit])).rows.map(toTransaction);
+  }
+
+  async pendingCount(): Promise<number> {
+    return Number((await run<{ count: string }>(this.pool, 'pendingCount', [])).rows[0]?.count ?? 0);
+  }
+
+  async balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]> {
+    if (keys.length === 0) return [];
+    const rows = (await run<{ user_id: string; token: string; units: string }>(this.pool, 'balancesOf', [
+      keys.map((key) => key.user_id), keys.map((key) => key.token),
+    ])).rows;
+    return rows.map((row) => ({ user_id: row.user_id, token: row.token, units: BigInt(row.units) }));
+  }
+
+  async knownUsers(user_ids: readonly string[]): Promise<Set<string>> {
+    if (user_ids.length === 0) return new Set();
+    const rows = (await run<{ user_id: string }>(this.pool, 'knownUsers', [user_ids])).rows;
+    return new Set(rows.map((row) => row.user_id));
+  }
+
+  async commitBlock(commit: BlockCommit): Promise<void> {
+    await this.write((client) => writeBlock(client, commit));
+  }
+
+  async balances(user_id: string): Promise<Map<string, bigint>> {
+    const rows = (await run<{ token: string; units: string }>(this.pool, 'balancesOfUser', [user_id])).rows;
+    return new Map(rows.map((row) => [row.token, BigInt(row.units)]));
+  }
+
+  async getBlock(number: number): Promise<Block | null> {
+    const row = (await run<BlockRow>(this.pool, 'getBlock', [number])).rows[0];
+    if (row === undefined) return null;
+    return { ...toHeader(row), transactions: await this.blockTransactionHashes(number) };
+  }
+
+  async listBlocks(from_number: number, limit: number): Promise<BlockHeader[]> {
+    return (await run<BlockRow>(this.pool, 'listBlocks', [from_number, limit])).rows.map(toHeader);
+  }
+
+  async blockTransactionHashes(number: number): Promise<string[]> {
+    return (await run<{ tx_hash: string }>(this.pool, 'blockTransactionHashes', [number])).rows.map((row) => row.tx_hash);
+  }
+
+  async statsSnapshot(window_start_s: number): Promise<StatsSnapshot | null> {
+    const [latest, window_start, active] = await Promise.all([
+      run<BlockRow>(this.pool, 'latestBlock', []),
+      run<BlockRow>(this.pool, 'blockAtOrBefore', [window_start_s]),
+      run<{ count: string }>(this.pool, 'activeUsers', [window_start_s]),
+    ]);
+    const latest_row = latest.rows[0];
+    if (latest_row === undefined) return null;
+    const window_row = window_start.rows[0];
+    return {
+      latest: toStoredHeader(latest_row),
+      window_start: window_row === undefined ? null : toStoredHeader(window_row),
+      active_users_24h: Number(active.rows[0]?.count ?? 0),
+    };
+  }
+
+  async getSetting(name: string): Promise<string | null> {
+    return (await run<{ value: string }>(this.pool, 'getSetting', [name])).rows[0]?.value ?? null;
+  }
+
+  async claimSetting(name: string, value: string): Promise<string> {
+    await run(this.pool, 'claimSetting', [name, value]);
+    const stored = await this.getSetting(name);
+    if (stored === null) throw new Error(`setting ${name} was claimed but cannot be read back`);
+    return stored;
+  }
+
+  async ping(): Promise<void> {
+    await run(this.pool, 'ping', []);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  /** Runs `work` in one transaction on one connection; retries it when it lost a deadlock or serialization race. */
+  private async write<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await inTransaction(this.pool, work);
+      } catch (error) {
+        if (attempt >= WRITE_ATTEMPTS_MAX || !RETRYABLE_SQLSTATES.has((error as { code?: string }).code ?? '')) throw error;
+      }
+    }
+  }
+}
+
+async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      await client.query('ROLLBACK');
+    } catch {
+      broken = true;
+    }
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(db: Queryable, name: StatementName, values: unknown[]): Promise<pg.QueryResult<Row>> {
+  return db.query<Row>({ name: `tabula_${name}`, text: SQL[name], values });
+}
+
+/**
+ * Claims the batch's idempotency keys (in key order, so that two instances' batches never deadlock;
+ * the earliest arrival wins a key that the batch holds twice), reads the records that earlier
+ * submissions hold, and inserts the transactions of the claims that won, in arrival order.
+ */
+async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[]): Promise<AppendResult[]> {
+  const claims = batch.flatMap((item) => (item.idempotency === null ? [] : [{ ...item.idempotency, transaction: item.transaction }]));
+  const won = new Set<string>();
+  const holders = new Map<string, IdempotencyRecord>();
+  if (claims.length > 0) {
+    const inserted = await run<{ tx_hash: string }>(client, 'claimIdempotency', [
+      claims.map((claim) => claim.caller), claims.map((claim) => claim.key), claims.map((claim) => claim.request_hash),
+      claims.map((claim) => claim.transaction.tx_hash), claims.map((claim) => claim.transaction.timestamp),
+    ]);
+    for (const row of inserted.rows) won.add(row.tx_hash);
+    const lost = claims.filter((claim) => !won.has(claim.transaction.tx_hash));
+    if (lost.length > 0) {
+      const found = await run<IdempotencyRow>(client, 'findIdempotencies', [lost.map((claim) => claim.caller), lost.map((claim) => claim.key)]);
+      for (const row of found.rows) holders.set(idempotencyId(row.caller, row.key), toIdempotencyRecord(row));
+    }
+  }
+  const results: AppendResult[] = [];
+  const stored: PendingAppend['transaction'][] = [];
+  for (const item of batch) {
+    if (item.idempotency === null || won.has(item.transaction.tx_hash)) {
+      stored.push(item.transaction);
+      results.push({ kind: 'stored' });
+      continue;
+    }
+    const record = holders.get(idempotencyId(item.idempotency.caller, item.idempotency.key));
+    if (record === undefined) throw new Error(`idempotency key of ${item.transaction.tx_hash} was neither claimed nor found`);
+    results.push({ kind: 'replay', record });
+  }
+  if (stored.length > 0) {
+    await run(client, 'insertTransactions', [
+      stored.map((tx) => tx.tx_hash), stored.map((tx) => tx.from), stored.map((tx) => tx.to), stored.map((tx) => tx.amount_units.toString()),
+      stored.map((tx) => tx.token), stored.map((tx) => tx.type), stored.map((tx) => JSON.stringify(tx.metadata)), stored.map((tx) => tx.nonce),
+      stored.map((tx) => tx.timestamp),
+    ]);
+  }
+  return results;
+}
+
+function idempotencyId(caller: string, key: string): string {
+  return `${caller}\u0000${key}`;
+}
+
+/** The block, every outcome, the new balances and the accounts, in one transaction; the schema refuses anything that does not extend the chain. */
+async function writeBlock(client: pg.PoolClient, commit: BlockCommit): Promise<void> {
+  const { header, totals } = commit;
+  await run(client, 'insertBlock', [
+    header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root,
+    totals.transactions, totals.users, encodeVolumes(totals.transfer_volume_units),
+  ]);
+  if (commit.outcomes.length > 0) {
+    const sealed = await run(client, 'sealTransactions', [
+      header.number, commit.outcomes.map((outcome) => outcome.tx_hash), commit.outcomes.map((outcome) => outcome.status),
+      commit.outcomes.map((outcome) => outcome.position), commit.outcomes.map((outcome) => outcome.error),
+    ]);
+    if (sealed.rowCount !== commit.outcomes.length) {
+      throw new Error(`block ${header.number} seals ${commit.outcomes.length} transactions but only ${sealed.rowCount ?? 0} are pending`);
+    }
+  }
+  if (commit.balances.length > 0) {
+    await run(client, 'putBalances', [
+      commit.balances.map((balance) => balance.user_id), commit.balances.map((balance) => balance.token),
+      commit.balances.map((balance) => balance.units.toString()),
+    ]);
+  }
+  if (commit.new_users.length > 0) await run(client, 'insertAccounts', [commit.new_users]);
+  if (commit.active_users.length > 0) await run(client, 'touchAccounts', [header.timestamp, commit.active_users]);
+}
+
+/**
+ * Applies the migrations this database lacks, in one transaction under an advisory lock, so that
+ * instances starting together wait for each other instead of racing to create the same tables.
+ */
+async function migrate(pool: pg.Pool, schema: string | null): Promise<void> {
+  await inTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1, hashtext(COALESCE($2, current_schema())))', [LOCK_CLASS.migrations, schema]);
+    if (schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)');
+    const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version));
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      await client.query(migration.sql);
+      await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [migration.version, Math.floor(Date.now() / 1000)]);
+    }
+  });
+}
+
+function toTransaction(row: TransactionRow): Transaction {
+  return {
+    tx_hash: row.tx_hash,
+    from: row.from_id,
+    to: row.to_id,
+    amount_units: BigInt(row.amount),
+    token: row.token,
+    type: row.type as TransactionType,
+    metadata: JSON.parse(row.metadata) as Metadata,
+    nonce: row.nonce,
+    timestamp: Number(row.timestamp),
+    status: row.status as TransactionStatus,
+    block_number: row.block_number === null ? null : Number(row.block_number),
+    block_hash: row.block_hash,
+    position: row.position,
+    error: row.error as FailureCode | null,
+  };
+}
+
+function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
+  return { caller: row.caller, key: row.key, request_hash: row.request_hash, tx_hash: row.tx_hash, timestamp: Number(row.timestamp) };
+}
+
+function toHeader(row: BlockRow): BlockHeader {
+  return {
+    number: Number(row.number),
+    hash: row.hash,
+    parent_hash: row.parent_hash,
+    timestamp: Number(row.timestamp),
+    transactions_count: row.transactions_count,
+    transactions_root: row.transactions_root,
+  };
+}
+
+function toStoredHeader(row: BlockRow): StoredBlockHeader {
+  return {
+    ...toHeader(row),
+    totals: { transactions: Number(row.total_transactions), users: Number(row.total_users), transfer_volume_units: decodeVolumes(row.transfer_volume_totals) },
+  };
+}

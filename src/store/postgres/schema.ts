@@ -1,0 +1,145 @@
+/**
+ * PostgreSQL schema, applied in order at start-up under an advisory lock (see `migrate` in
+ * postgres-store.ts). Names are unqualified: the connection's search_path picks the schema. The
+ * database enforces the chain's invariants whatever the writers do, which is what lets several
+ * instances share it:
+ * - blocks: one at a time per chain (an advisory lock taken by the insert trigger), each number the
+ *   previous plus one, each parent_hash the previous block's hash, timestamps never going back;
+ *   a block's sealed transactions are exactly its positions 0..count−1 (checked at commit); blocks
+ *   never change or go away;
+ * - transactions: pending exactly while they have no block; sealed only into the newest block;
+ *   a sealed transaction never changes; nothing is ever deleted;
+ * - balances never go below zero; amounts are 64-bit integers of base units.
+ */
+
+/** Advisory lock classes (the first key of the two-key form); the second key is hashtext(schema). */
+export const LOCK_CLASS = { migrations: 0x7461_6201, chain: 0x7461_6202, sealer: 0x7461_6203 } as const;
+
+export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
+  {
+    version: 1,
+    sql: `
+CREATE TABLE settings (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE blocks (
+  number BIGINT PRIMARY KEY CHECK (number >= 0),
+  hash TEXT NOT NULL UNIQUE CHECK (hash ~ '^0x[0-9a-f]{64}$'),
+  parent_hash TEXT NOT NULL CHECK (parent_hash ~ '^0x[0-9a-f]{64}$'),
+  timestamp BIGINT NOT NULL CHECK (timestamp >= 0),
+  transactions_count INTEGER NOT NULL CHECK (transactions_count >= 0),
+  transactions_root TEXT NOT NULL CHECK (transactions_root ~ '^0x[0-9a-f]{64}$'),
+  total_transactions BIGINT NOT NULL CHECK (total_transactions >= 0),
+  total_users BIGINT NOT NULL CHECK (total_users >= 0),
+  transfer_volume_totals TEXT NOT NULL,
+  CHECK (number = 0 OR transactions_count > 0)
+);
+CREATE INDEX blocks_by_timestamp ON blocks (timestamp, number);
+
+CREATE FUNCTION blocks_link() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  parent RECORD;
+BEGIN
+  -- Block writers of this chain queue here; the query below then sees the block committed before.
+  PERFORM pg_advisory_xact_lock(${LOCK_CLASS.chain}, hashtext(TG_TABLE_SCHEMA));
+  SELECT number, hash, timestamp INTO parent FROM blocks ORDER BY number DESC LIMIT 1;
+  IF NOT FOUND THEN
+    IF NEW.number <> 0 OR NEW.parent_hash <> '0x0000000000000000000000000000000000000000000000000000000000000000' THEN
+      RAISE EXCEPTION 'block % does not extend the chain: the chain is empty', NEW.number USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+  ELSIF NEW.number <> parent.number + 1 OR NEW.parent_hash <> parent.hash OR NEW.timestamp < parent.timestamp THEN
+    RAISE EXCEPTION 'block % does not extend the chain at block %', NEW.number, parent.number USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER blocks_link BEFORE INSERT ON blocks FOR EACH ROW EXECUTE FUNCTION blocks_link();
+
+CREATE FUNCTION append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION '% is append-only: % refused', TG_TABLE_NAME, TG_OP USING ERRCODE = 'integrity_constraint_violation';
+END $$;
+CREATE TRIGGER blocks_immutable BEFORE UPDATE OR DELETE ON blocks FOR EACH ROW EXECUTE FUNCTION append_only();
+CREATE TRIGGER blocks_not_truncated BEFORE TRUNCATE ON blocks FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+
+CREATE TABLE transactions (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  tx_hash TEXT NOT NULL UNIQUE CHECK (tx_hash ~ '^0x[0-9a-f]{64}$'),
+  from_id TEXT NOT NULL,
+  to_id TEXT NOT NULL,
+  amount BIGINT NOT NULL CHECK (amount > 0),
+  token TEXT NOT NULL,
+  type TEXT NOT NULL CHECK (type IN ('transfer', 'mint', 'burn')),
+  metadata TEXT NOT NULL,
+  nonce TEXT NOT NULL,
+  timestamp BIGINT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'confirmed', 'failed')),
+  block_number BIGINT REFERENCES blocks (number),
+  position INTEGER CHECK (position >= 0),
+  error TEXT,
+  CHECK ((status = 'pending') = (block_number IS NULL)),
+  CHECK ((block_number IS NULL) = (position IS NULL)),
+  CHECK ((status = 'failed') = (error IS NOT NULL))
+);
+CREATE INDEX transactions_pending ON transactions (seq) WHERE status = 'pending';
+CREATE UNIQUE INDEX transactions_by_block ON transactions (block_number, position) WHERE block_number IS NOT NULL;
+
+CREATE FUNCTION transactions_sealed_once() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    RAISE EXCEPTION 'transactions are never deleted' USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  IF OLD.status <> 'pending' THEN
+    RAISE EXCEPTION 'transaction % is sealed: it never changes', OLD.tx_hash USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  IF NEW.block_number IS DISTINCT FROM (SELECT MAX(number) FROM blocks) OR NEW.tx_hash <> OLD.tx_hash OR NEW.seq <> OLD.seq
+     OR NEW.from_id <> OLD.from_id OR NEW.to_id <> OLD.to_id OR NEW.amount <> OLD.amount OR NEW.token <> OLD.token
+     OR NEW.type <> OLD.type OR NEW.metadata <> OLD.metadata OR NEW.nonce <> OLD.nonce OR NEW.timestamp <> OLD.timestamp THEN
+    RAISE EXCEPTION 'transaction % may only be sealed, unchanged, into the newest block', OLD.tx_hash USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER transactions_sealed_once BEFORE UPDATE OR DELETE ON transactions FOR EACH ROW EXECUTE FUNCTION transactions_sealed_once();
+CREATE TRIGGER transactions_not_truncated BEFORE TRUNCATE ON transactions FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+
+CREATE FUNCTION blocks_complete() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  sealed RECORD;
+BEGIN
+  SELECT COUNT(*) AS count, MAX(position) AS last INTO sealed FROM transactions WHERE block_number = NEW.number;
+  IF sealed.count <> NEW.transactions_count OR (sealed.count > 0 AND sealed.last <> sealed.count - 1) THEN
+    RAISE EXCEPTION 'block % seals % transactions, not the % it declares', NEW.number, sealed.count, NEW.transactions_count
+      USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER blocks_complete AFTER INSERT ON blocks DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION blocks_complete();
+
+CREATE TABLE balances (
+  user_id TEXT NOT NULL,
+  token TEXT NOT NULL,
+  units BIGINT NOT NULL CHECK (units >= 0),
+  PRIMARY KEY (user_id, token)
+);
+
+CREATE TABLE accounts (
+  user_id TEXT PRIMARY KEY,
+  last_transfer_at BIGINT
+);
+CREATE INDEX accounts_by_last_transfer ON accounts (last_transfer_at) WHERE last_transfer_at IS NOT NULL;
+
+CREATE TABLE idempotency_keys (
+  caller TEXT NOT NULL,
+  key TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  tx_hash TEXT NOT NULL,
+  timestamp BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (caller, key)
+);
+CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
+`,
+  },
+];

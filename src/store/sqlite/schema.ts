@@ -1,0 +1,122 @@
+/**
+ * SQLite schema, applied in order at start-up. Constraints and triggers enforce the chain's
+ * invariants in the database too: consecutive block numbers, parent links, no negative balance, and
+ * a transaction is pending exactly while it has no block.
+ */
+export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
+  {
+    version: 1,
+    sql: `
+CREATE TABLE settings (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE blocks (
+  number INTEGER PRIMARY KEY CHECK (number >= 0),
+  hash TEXT NOT NULL UNIQUE,
+  parent_hash TEXT NOT NULL,
+  timestamp INTEGER NOT NULL,
+  transactions_count INTEGER NOT NULL CHECK (transactions_count >= 0),
+  transactions_root TEXT NOT NULL,
+  total_transactions INTEGER NOT NULL,
+  total_users INTEGER NOT NULL,
+  transfer_volume_totals TEXT NOT NULL
+);
+CREATE INDEX blocks_by_timestamp ON blocks(timestamp);
+
+CREATE TRIGGER blocks_link BEFORE INSERT ON blocks
+WHEN NEW.number <> COALESCE((SELECT MAX(number) FROM blocks) + 1, 0)
+  OR (NEW.number > 0 AND NEW.parent_hash <> (SELECT hash FROM blocks WHERE number = NEW.number - 1))
+  OR (NEW.number = 0 AND NEW.parent_hash <> '0x0000000000000000000000000000000000000000000000000000000000000000')
+BEGIN
+  SELECT RAISE(ABORT, 'block does not extend the chain');
+END;
+CREATE TRIGGER blocks_immutable BEFORE UPDATE ON blocks
+BEGIN
+  SELECT RAISE(ABORT, 'blocks are immutable');
+END;
+
+CREATE TABLE transactions (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  tx_hash TEXT NOT NULL UNIQUE,
+  from_id TEXT NOT NULL,
+  to_id TEXT NOT NULL,
+  amount INTEGER NOT NULL CHECK (amount > 0),
+  token TEXT NOT NULL,
+  type TEXT NOT NULL CHECK (type IN ('transfer', 'mint', 'burn')),
+  metadata TEXT NOT NULL,
+  nonce TEXT NOT NULL,
+  timestamp INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'confirmed', 'failed')),
+  block_number INTEGER REFERENCES blocks(number),
+  position INTEGER,
+  error TEXT,
+  CHECK ((status = 'pending') = (block_number IS NULL)),
+  CHECK ((block_number IS NULL) = (position IS NULL)),
+  CHECK ((status = 'failed') = (error IS NOT NULL))
+);
+CREATE INDEX transactions_pending ON transactions(seq) WHERE status = 'pending';
+CREATE UNIQUE INDEX transactions_by_block ON transactions(block_number, position) WHERE block_number IS NOT NULL;
+
+CREATE TRIGGER transactions_sealed_once BEFORE UPDATE ON transactions
+WHEN OLD.status <> 'pending'
+BEGIN
+  SELECT RAISE(ABORT, 'a sealed transaction never changes');
+END;
+
+CREATE TABLE balances (
+  user_id TEXT NOT NULL,
+  token TEXT NOT NULL,
+  units INTEGER NOT NULL CHECK (units >= 0),
+  PRIMARY KEY (user_id, token)
+) WITHOUT ROWID;
+
+CREATE TABLE accounts (
+  user_id TEXT PRIMARY KEY,
+  last_transfer_at INTEGER
+) WITHOUT ROWID;
+CREATE INDEX accounts_by_last_transfer ON accounts(last_transfer_at) WHERE last_transfer_at IS NOT NULL;
+
+CREATE TABLE idempotency_keys (
+  caller TEXT NOT NULL,
+  key TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  tx_hash TEXT NOT NULL,
+  timestamp INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (caller, key)
+) WITHOUT ROWID;
+CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at);
+`,
+  },
+  {
+    version: 2,
+    sql: `
+CREATE TRIGGER blocks_in_order BEFORE INSERT ON blocks
+WHEN NEW.number > 0 AND (
+  NEW.transactions_count = 0
+  OR NEW.timestamp < (SELECT timestamp FROM blocks WHERE number = NEW.number - 1)
+)
+BEGIN
+  SELECT RAISE(ABORT, 'blocks after genesis are never empty and never go back in time');
+END;
+CREATE TRIGGER blocks_not_deleted BEFORE DELETE ON blocks
+BEGIN
+  SELECT RAISE(ABORT, 'blocks are append-only');
+END;
+CREATE TRIGGER transactions_not_deleted BEFORE DELETE ON transactions
+BEGIN
+  SELECT RAISE(ABORT, 'transactions are never deleted');
+END;
+CREATE TRIGGER transactions_sealed_into_newest BEFORE UPDATE ON transactions
+WHEN NEW.block_number IS NOT (SELECT MAX(number) FROM blocks)
+  OR NEW.tx_hash <> OLD.tx_hash OR NEW.amount <> OLD.amount OR NEW.from_id <> OLD.from_id OR NEW.to_id <> OLD.to_id
+  OR NEW.token <> OLD.token OR NEW.type <> OLD.type OR NEW.metadata <> OLD.metadata OR NEW.nonce <> OLD.nonce
+  OR NEW.timestamp <> OLD.timestamp
+BEGIN
+  SELECT RAISE(ABORT, 'a pending transaction may only be sealed, unchanged, into the newest block');
+END;
+`,
+  },
+];

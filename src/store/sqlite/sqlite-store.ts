@@ -1,0 +1,379 @@
+/**
+ * The embedded store: SQLite through better-sqlite3, in WAL mode with synchronous=FULL so that a
+ * committed write survives a crash of the process or the machine. Every method runs one prepared
+ * statement or one transaction; the service batches (group commit) so one fsync serves many requests.
+ *
+ * Appends are the exception to *how* (not whether) they are made durable: better-sqlite3 is
+ * synchronous, so with synchronous=FULL the fsync of every group commit would stop the event loop.
+ * An append is committed with synchronous=NORMAL (SQLite writes the WAL frames without syncing), then
+ * the WAL file is fsynced through libuv's thread pool, and only after that does `appendPending`
+ * resolve, so a caller still gets its 202 only once the transaction is on disk, while the event loop
+ * keeps serving requests during the fsync. Everything else (blocks, settings) commits with FULL.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Block, BlockHeader } from '../../domain/block.js';
+import type { Metadata, Transaction, TransactionType, FailureCode, TransactionStatus } from '../../domain/transaction.js';
+import type {
+  AppendResult,
+  BalanceChange,
+  BlockCommit,
+  IdempotencyRecord,
+  LedgerStore,
+  PendingAppend,
+  StatsSnapshot,
+  StoredBlockHeader,
+} from '../../service/ledger-store.js';
+import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
+import { MIGRATIONS } from './schema.js';
+import { assert } from '../../domain/errors.js';
+
+type TransactionRow = {
+  seq?: bigint;
+  tx_hash: string;
+  from_id: string;
+  to_id: string;
+  amount: bigint;
+  token: string;
+  type: string;
+  metadata: string;
+  nonce: string;
+  timestamp: bigint;
+  status: string;
+  block_number: bigint | null;
+  block_hash: string | null;
+  position: bigint | null;
+  error: string | null;
+};
+
+type BlockRow = {
+  number: number;
+  hash: string;
+  parent_hash: string;
+  timestamp: number;
+  transactions_count: number;
+  transactions_root: string;
+  total_transactions: number;
+  total_users: number;
+  transfer_volume_totals: string;
+};
+
+type IdempotencyRow = { caller: string; key: string; request_hash: string; tx_hash: string; timestamp: number };
+
+const TRANSACTION_COLUMNS = `t.tx_hash, t.from_id, t.to_id, t.amount, t.token, t.type, t.metadata, t.nonce, t.timestamp,
+  t.status, t.block_number, b.hash AS block_hash, t.position, t.error`;
+const PENDING_COLUMNS = `t.seq, t.tx_hash, t.from_id, t.to_id, t.amount, t.token, t.type, t.metadata, t.nonce, t.timestamp,
+  t.status, NULL AS block_number, NULL AS block_hash, NULL AS position, NULL AS error`;
+const BLOCK_HEADER_COLUMNS = 'number, hash, parent_hash, timestamp, transactions_count, transactions_root';
+const STORED_BLOCK_COLUMNS = `${BLOCK_HEADER_COLUMNS}, total_transactions, total_users, transfer_volume_totals`;
+/** SQLite's default limit on bound parameters is 32766; stay well below it. */
+const LOOKUP_CHUNK = 500;
+
+export type SqliteStoreOptions = { path: string };
+
+export class SqliteStore implements LedgerStore {
+  private readonly db: Database.Database;
+  private readonly statements: ReturnType<typeof prepareStatements>;
+  private readonly known_users_statements = new Map<number, Database.Statement>();
+  /** Row ids of the pending transactions last read, so sealing updates them by rowid, not by a hash lookup. */
+  private pending_seqs = new Map<string, bigint>();
+  /** The WAL file, opened once for fsync; null for an in-memory database. */
+  private wal: Promise<fs.promises.FileHandle> | null;
+
+  private constructor(db: Database.Database, wal_path: string | null) {
+    this.db = db;
+    this.statements = prepareStatements(db);
+    this.wal = wal_path === null ? null : fs.promises.open(wal_path, 'r');
+    // Observed here so a failure is not an unhandled rejection; the first append still sees it and fails.
+    this.wal?.catch(() => undefined);
+  }
+
+  static open(options: SqliteStoreOptions): SqliteStore {
+    if (options.path !== ':memory:') fs.mkdirSync(path.dirname(options.path), { recursive: true });
+    const db = new Database(options.path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    migrate(db);
+    // The WAL exists from the first write (the migrations) for as long as a connection is open.
+    return new SqliteStore(db, options.path === ':memory:' ? null : `${options.path}-wal`);
+  }
+
+  /** Durable when it resolves: committed, then the WAL fsynced off the event loop (see the top of this file). */
+  async appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]> {
+    this.db.pragma('synchronous = NORMAL');
+    let results: AppendResult[];
+    try {
+      results = this.db.transaction(() => batch.map((item) => this.appendOne(item)))();
+    } finally {
+      this.db.pragma('synchronous = FULL');
+    }
+    if (this.wal !== null) await (await this.wal).sync();
+    return results;
+  }
+
+  private appendOne(item: PendingAppend): AppendResult {
+    const tx = item.transaction;
+    if (item.idempotency !== null) {
+      const claim = this.statements.claimIdempotency.run(
+        item.idempotency.caller, item.idempotency.key, item.idempotency.request_hash, tx.tx_hash, tx.timestamp, tx.timestamp,
+      );
+      if (claim.changes === 0) {
+        const row = this.statements.findIdempotency.get(item.idempotency.caller, item.idempotency.key) as IdempotencyRow;
+        return { kind: 'replay', record: row };
+      }
+    }
+    this.statements.insertTransaction.run(
+      tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, JSON.stringify(tx.metadata), tx.nonce, tx.timestamp,
+    );
+    return { kind: 'stored' };
+  }
+
+  async findIdempotency(caller: string, key: string): Promise<IdempotencyRecord | null> {
+    return (this.statements.findIdempotency.get(caller, key) as IdempotencyRow | undefined) ?? null;
+  }
+
+  async pruneIdempotency(before_s: number): Promise<number> {
+    return this.statements.pruneIdempotency.run(before_s).changes;
+  }
+
+  async getTransaction(tx_hash: string): Promise<Transaction | null> {
+    const row = this.statements.getTransaction.get(tx_hash) as TransactionRow | undefined;
+    return row === undefined ? null : toTransaction(row);
+  }
+
+  async latestBlock(): Promise<StoredBlockHeader | null> {
+    const row = this.statements.latestBlock.get() as BlockRow | undefined;
+    return row === undefined ? null : toStoredHeader(row);
+  }
+
+  async pendingTransactions(limit: number): Promise<Transaction[]> {
+    const rows = this.statements.pendingTransactions.all(limit) as TransactionRow[];
+    this.pending_seqs = new Map(rows.map((row) => [row.tx_hash, row.seq as bigint]));
+    return rows.map(toTransaction);
+  }
+
+  async pendingCount(): Promise<number> {
+    return Number((this.statements.pendingCount.get() as { count: bigint }).count);
+  }
+
+  async balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]> {
+    const found: BalanceChange[] = [];
+    for (const key of keys) {
+      const row = this.statements.balance.get(key.user_id, key.token) as { units: bigint } | undefined;
+      if (row !== undefined) found.push({ user_id: key.user_id, token: key.token, units: row.units });
+    }
+    return found;
+  }
+
+  async knownUsers(user_ids: readonly string[]): Promise<Set<string>> {
+    const known = new Set<string>();
+    for (let start = 0; start < user_ids.length; start += LOOKUP_CHUNK) {
+      const chunk = user_ids.slice(start, start + LOOKUP_CHUNK);
+      const rows = this.knownUsersStatement(chunk.length).all(...chunk) as Array<{ user_id: string }>;
+      for (const row of rows) known.add(row.user_id);
+    }
+    return known;
+  }
+
+  /** One prepared statement per chunk size, built on first use. */
+  private knownUsersStatement(size: number): Database.Statement {
+    let statement = this.known_users_statements.get(size);
+    if (statement === undefined) {
+      statement = this.db.prepare(`SELECT user_id FROM accounts WHERE user_id IN (${Array(size).fill('?').join(',')})`);
+      this.known_users_statements.set(size, statement);
+    }
+    return statement;
+  }
+
+  async commitBlock(commit: BlockCommit): Promise<void> {
+    try {
+      this.db.transaction(() => this.writeBlock(commit))();
+    } finally {
+      this.pending_seqs.clear();
+    }
+  }
+
+  private writeBlock(commit: BlockCommit): void {
+    const { header, totals } = commit;
+    assert(commit.outcomes.length === header.transactions_count, 'a block seals exactly the transactions it declares');
+    const s = this.statements;
+    s.insertBlock.run(
+      header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root,
+      totals.transactions, totals.users, encodeVolumes(totals.transfer_volume_units),
+    );
+    for (const outcome of commit.outcomes) {
+      const seq = this.pending_seqs.get(outcome.tx_hash);
+      const result = seq === undefined
+        ? s.sealTransaction.run(outcome.status, header.number, outcome.position, outcome.error, outcome.tx_hash)
+        : s.sealTransactionBySeq.run(outcome.status, header.number, outcome.position, outcome.error, seq, outcome.tx_hash);
+      if (result.changes !== 1) throw new Error(`transaction ${outcome.tx_hash} is not pending`);
+    }
+    for (const balance of commit.balances) s.putBalance.run(balance.user_id, balance.token, balance.units);
+    for (const user_id of commit.new_users) s.insertAccount.run(user_id);
+    for (const user_id of commit.active_users) s.touchAccount.run(header.timestamp, user_id);
+  }
+
+  async balances(user_id: string): Promise<Map<string, bigint>> {
+    const rows = this.statements.balancesOfUser.all(user_id) as Array<{ token: string; units: bigint }>;
+    return new Map(rows.map((row) => [row.token, row.units]));
+  }
+
+  async getBlock(number: number): Promise<Block | null> {
+    const row = this.statements.getBlock.get(number) as BlockRow | undefined;
+    if (row === undefined) return null;
+    return { ...toHeader(row), transactions: await this.blockTransactionHashes(number) };
+  }
+
+  async listBlocks(from_number: number, limit: number): Promise<BlockHeader[]> {
+    return (this.statements.listBlocks.all(from_number, limit) as BlockRow[]).map(toHeader);
+  }
+
+  async blockTransactionHashes(number: number): Promise<string[]> {
+    return this.statements.blockTransactionHashes.pluck().all(number) as string[];
+  }
+
+  async statsSnapshot(window_start_s: number): Promise<StatsSnapshot | null> {
+    const latest = this.statements.latestBlock.get() as BlockRow | undefined;
+    if (latest === undefined) return null;
+    const window_start = this.statements.blockAtOrBefore.get(window_start_s) as BlockRow | undefined;
+    const active = this.statements.activeUsers.get(window_start_s) as { count: number };
+    return {
+      latest: toStoredHeader(latest),
+      window_start: window_start === undefined ? null : toStoredHeader(window_start),
+      active_users_24h: active.count,
+    };
+  }
+
+  async getSetting(name: string): Promise<string | null> {
+    return (this.statements.getSetting.pluck().get(name) as string | undefined) ?? null;
+  }
+
+  async claimSetting(name: string, value: string): Promise<string> {
+    this.statements.claimSetting.run(name, value);
+    return this.statements.getSetting.pluck().get(name) as string;
+  }
+
+  async ping(): Promise<void> {
+    this.statements.ping.get();
+  }
+
+  async close(): Promise<void> {
+    const wal = this.wal;
+    this.wal = null;
+    if (wal !== null) await (await wal).close();
+    if (this.db.open) this.db.close();
+  }
+}
+
+function migrate(db: Database.Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, Math.floor(Date.now() / 1000));
+    }).immediate();
+  }
+}
+
+/** Every statement of the store, exported so that tests can check their query plans. */
+export const SQL = {
+  claimIdempotency: `INSERT INTO idempotency_keys (caller, key, request_hash, tx_hash, timestamp, created_at)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (caller, key) DO NOTHING`,
+  findIdempotency: 'SELECT caller, key, request_hash, tx_hash, timestamp FROM idempotency_keys WHERE caller = ? AND key = ?',
+  pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < ?',
+  insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+  getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = ?`,
+  // Pending transactions have no block: no join.
+  pendingTransactions: `SELECT ${PENDING_COLUMNS} FROM transactions t WHERE t.status = 'pending' ORDER BY t.seq LIMIT ?`,
+  pendingCount: "SELECT COUNT(*) AS count FROM transactions WHERE status = 'pending'",
+  sealTransaction: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ? WHERE tx_hash = ? AND status = 'pending'",
+  sealTransactionBySeq: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ? WHERE seq = ? AND tx_hash = ? AND status = 'pending'",
+  balance: 'SELECT units FROM balances WHERE user_id = ? AND token = ?',
+  balancesOfUser: 'SELECT token, units FROM balances WHERE user_id = ?',
+  putBalance: 'INSERT INTO balances (user_id, token, units) VALUES (?, ?, ?) ON CONFLICT (user_id, token) DO UPDATE SET units = excluded.units',
+  insertAccount: 'INSERT INTO accounts (user_id) VALUES (?)',
+  touchAccount: 'UPDATE accounts SET last_transfer_at = ? WHERE user_id = ?',
+  insertBlock: `INSERT INTO blocks (number, hash, parent_hash, timestamp, transactions_count, transactions_root,
+         total_transactions, total_users, transfer_volume_totals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  latestBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE number = (SELECT MAX(number) FROM blocks)`,
+  blockAtOrBefore: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE timestamp <= ? ORDER BY timestamp DESC, number DESC LIMIT 1`,
+  getBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE number = ?`,
+  listBlocks: `SELECT ${BLOCK_HEADER_COLUMNS} FROM blocks WHERE number <= ? ORDER BY number DESC LIMIT ?`,
+  blockTransactionHashes: 'SELECT tx_hash FROM transactions WHERE block_number = ? ORDER BY position',
+  activeUsers: 'SELECT COUNT(*) AS count FROM accounts WHERE last_transfer_at > ?',
+  getSetting: 'SELECT value FROM settings WHERE name = ?',
+  claimSetting: 'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+  ping: 'SELECT 1',
+} as const;
+
+function prepareStatements(db: Database.Database) {
+  return {
+    claimIdempotency: db.prepare(SQL.claimIdempotency),
+    findIdempotency: db.prepare(SQL.findIdempotency),
+    pruneIdempotency: db.prepare(SQL.pruneIdempotency),
+    insertTransaction: db.prepare(SQL.insertTransaction),
+    getTransaction: db.prepare(SQL.getTransaction).safeIntegers(true),
+    pendingTransactions: db.prepare(SQL.pendingTransactions).safeIntegers(true),
+    pendingCount: db.prepare(SQL.pendingCount).safeIntegers(true),
+    sealTransaction: db.prepare(SQL.sealTransaction),
+    sealTransactionBySeq: db.prepare(SQL.sealTransactionBySeq),
+    balance: db.prepare(SQL.balance).safeIntegers(true),
+    balancesOfUser: db.prepare(SQL.balancesOfUser).safeIntegers(true),
+    putBalance: db.prepare(SQL.putBalance),
+    insertAccount: db.prepare(SQL.insertAccount),
+    touchAccount: db.prepare(SQL.touchAccount),
+    insertBlock: db.prepare(SQL.insertBlock),
+    latestBlock: db.prepare(SQL.latestBlock),
+    blockAtOrBefore: db.prepare(SQL.blockAtOrBefore),
+    getBlock: db.prepare(SQL.getBlock),
+    listBlocks: db.prepare(SQL.listBlocks),
+    blockTransactionHashes: db.prepare(SQL.blockTransactionHashes),
+    activeUsers: db.prepare(SQL.activeUsers),
+    getSetting: db.prepare(SQL.getSetting),
+    claimSetting: db.prepare(SQL.claimSetting),
+    ping: db.prepare(SQL.ping),
+  };
+}
+
+function toTransaction(row: TransactionRow): Transaction {
+  return {
+    tx_hash: row.tx_hash,
+    from: row.from_id,
+    to: row.to_id,
+    amount_units: row.amount,
+    token: row.token,
+    type: row.type as TransactionType,
+    metadata: JSON.parse(row.metadata) as Metadata,
+    nonce: row.nonce,
+    timestamp: Number(row.timestamp),
+    status: row.status as TransactionStatus,
+    block_number: row.block_number === null ? null : Number(row.block_number),
+    block_hash: row.block_hash,
+    position: row.position === null ? null : Number(row.position),
+    error: row.error as FailureCode | null,
+  };
+}
+
+function toHeader(row: BlockRow): BlockHeader {
+  return {
+    number: row.number,
+    hash: row.hash,
+    parent_hash: row.parent_hash,
+    timestamp: row.timestamp,
+    transactions_count: row.transactions_count,
+    transactions_root: row.transactions_root,
+  };
+}
+
+function toStoredHeader(row: BlockRow): StoredBlockHeader {
+  return {
+    ...toHeader(row),
+    totals: { transactions: row.total_transactions, users: row.total_users, transfer_volume_units: decodeVolumes(row.transfer_volume_totals) },
+  };
+}

@@ -1,0 +1,287 @@
+/**
+ * The store contract: what the service relies on from any LedgerStore, run against SQLite and
+ * PostgreSQL (vitest projects `sqlite` and `postgres`). Where it says "refuses", the store does not
+ * check in code: the database's constraints and triggers do, which is what keeps the chain whole when
+ * several instances write to one database. "Two handles" are two stores open on one database, as two
+ * instances would have.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UNITS_MAX } from '../../src/domain/amount.js';
+import { buildBlock, genesisBlock, type BlockHeader } from '../../src/domain/block.js';
+import { pendingTransaction } from '../../src/domain/hashing.js';
+import type { Metadata, Transaction, TransactionType } from '../../src/domain/transaction.js';
+import type { BlockCommit, ChainTotals, LedgerStore, PendingAppend, TransactionOutcome } from '../../src/service/ledger-store.js';
+import { createTestDatabase, testStoreKind, type TestDatabase } from '../support/test-database.js';
+
+const T0 = 1_800_000_000;
+const EMPTY_TOTALS: ChainTotals = { transactions: 0, users: 0, transfer_volume_units: {} };
+
+let sequence = 0;
+function pending(overrides: { from?: string; to?: string; amount_units?: bigint; type?: TransactionType; metadata?: Metadata; token?: string } = {}): Transaction {
+  sequence += 1;
+  const preimage = {
+    from: overrides.from ?? 'alice', to: overrides.to ?? 'bob', amount_units: overrides.amount_units ?? 5n, token: overrides.token ?? 'TAB',
+    type: overrides.type ?? 'transfer', metadata: overrides.metadata ?? {}, nonce: sequence.toString(16).padStart(32, '0'), timestamp: T0 + sequence,
+  };
+  return pendingTransaction(preimage);
+}
+
+const plain = (transaction: Transaction): PendingAppend => ({ transaction, idempotency: null });
+const keyed = (transaction: Transaction, caller: string, key: string, request_hash = 'r'.repeat(64)): PendingAppend =>
+  ({ transaction, idempotency: { caller, key, request_hash } });
+
+function genesisCommit(timestamp = T0): BlockCommit {
+  return { header: genesisBlock(timestamp), totals: EMPTY_TOTALS, outcomes: [], balances: [], new_users: [], active_users: [] };
+}
+
+/** A block after `parent` that confirms `transactions` (the caller supplies the balances it wants written). */
+function blockCommit(parent: BlockHeader, transactions: Transaction[], extra: Partial<BlockCommit> = {}, timestamp = parent.timestamp + 1): BlockCommit {
+  const header = buildBlock(parent, transactions.map((tx) => tx.tx_hash), timestamp);
+  const outcomes: TransactionOutcome[] = transactions.map((tx, position) => ({ tx_hash: tx.tx_hash, position, status: 'confirmed', error: null }));
+  return { header, totals: { transactions: transactions.length, users: 0, transfer_volume_units: {} }, outcomes, balances: [], new_users: [], active_users: [], ...extra };
+}
+
+describe(`the store contract (${testStoreKind()})`, () => {
+  let database: TestDatabase;
+  let store: LedgerStore;
+  const opened: LedgerStore[] = [];
+
+  async function another(): Promise<LedgerStore> {
+    const handle = await database.open();
+    opened.push(handle);
+    return handle;
+  }
+
+  beforeEach(async () => {
+    database = await createTestDatabase();
+    store = await another();
+  });
+  afterEach(async () => {
+    for (const handle of opened.splice(0)) await handle.close();
+    await database.drop();
+  });
+
+  describe('appending pending transactions', () => {
+    it('stores them exactly and returns them oldest first', async () => {
+      const metadata = { z: 1, a: { nested: ['é', null, true, 1.5] }, emoji: '🧾', big: 12345678901234 };
+      const batch = [pending({ amount_units: UNITS_MAX, metadata }), pending({ amount_units: 1n, type: 'mint', token: 'USDG' }), pending()];
+      expect(await store.appendPending(batch.map(plain))).toEqual([{ kind: 'stored' }, { kind: 'stored' }, { kind: 'stored' }]);
+      expect(await store.appendPending([plain(pending())])).toEqual([{ kind: 'stored' }]);
+      const stored = await store.getTransaction(batch[0]!.tx_hash);
+      expect(stored).toEqual(batch[0]);
+      expect(stored?.amount_units).toBe(UNITS_MAX);
+      expect(JSON.stringify(stored?.metadata)).toBe(JSON.stringify(metadata));
+      expect(await store.getTransaction(`0x${'ab'.repeat(32)}`)).toBeNull();
+      expect((await store.pendingTransactions(10)).map((tx) => tx.tx_hash).slice(0, 3)).toEqual(batch.map((tx) => tx.tx_hash));
+      expect(await store.pendingTransactions(2)).toHaveLength(2);
+      expect(await store.pendingCount()).toBe(4);
+    });
+
+    it('keeps arrival order across many batches', async () => {
+      const all: Transaction[] = [];
+      for (let round = 0; round < 5; round += 1) {
+        const batch = Array.from({ length: 40 }, () => pending());
+        all.push(...batch);
+        await store.appendPending(batch.map(plain));
+      }
+      expect((await store.pendingTransactions(1000)).map((tx) => tx.tx_hash)).toEqual(all.map((tx) => tx.tx_hash));
+    });
+
+    it('writes all of a batch or none of it', async () => {
+      const duplicate = pending();
+      await expect(store.appendPending([keyed(pending(), 'carol', 'k-1'), plain(duplicate), plain(duplicate)])).rejects.toThrow();
+      expect(await store.pendingCount()).toBe(0);
+      expect(await store.findIdempotency('carol', 'k-1')).toBeNull();
+    });
+
+    it('claims an idempotency key once: the earliest arrival wins, later ones get its record', async () => {
+      const first = pending();
+      const results = await store.appendPending([keyed(first, 'alice', 'order-1'), keyed(pending(), 'alice', 'order-1'), keyed(pending(), 'bob', 'order-1')]);
+      const record = { caller: 'alice', key: 'order-1', request_hash: 'r'.repeat(64), tx_hash: first.tx_hash, timestamp: first.timestamp };
+      expect(results).toEqual([{ kind: 'stored' }, { kind: 'replay', record }, { kind: 'stored' }]);
+      expect(await store.appendPending([keyed(pending(), 'alice', 'order-1', 'x'.repeat(64))])).toEqual([{ kind: 'replay', record }]);
+      expect(await store.findIdempotency('alice', 'order-1')).toEqual(record);
+      expect(await store.findIdempotency('alice', 'order-2')).toBeNull();
+      expect(await store.pendingCount()).toBe(2);
+    });
+
+    it('gives one key to exactly one submission when two instances race for it', async () => {
+      const second = await another();
+      const attempts = Array.from({ length: 24 }, (_, index) => ({ handle: index % 2 === 0 ? store : second, tx: pending() }));
+      const results = await Promise.all(attempts.map(({ handle, tx }) => handle.appendPending([plain(pending()), keyed(tx, 'dana', 'race'), keyed(pending(), 'dana', `solo-${tx.tx_hash}`)])));
+      const winners = attempts.filter((_, index) => results[index]![1]!.kind === 'stored');
+      expect(winners).toHaveLength(1);
+      for (const result of results) {
+        expect(result[0]).toEqual({ kind: 'stored' });
+        expect(result[2]).toEqual({ kind: 'stored' });
+        if (result[1]!.kind === 'replay') expect(result[1]!.record.tx_hash).toBe(winners[0]!.tx.tx_hash);
+      }
+      expect(await store.pendingCount()).toBe(24 * 2 + 1);
+    });
+
+    it('forgets idempotency keys older than a cut-off', async () => {
+      const old = pending();
+      await store.appendPending([keyed(old, 'erin', 'old')]);
+      const cut_off = old.timestamp + 1;
+      await store.appendPending([keyed({ ...pending(), timestamp: cut_off + 5 }, 'erin', 'new')]);
+      expect(await store.pruneIdempotency(cut_off)).toBe(1);
+      expect(await store.findIdempotency('erin', 'old')).toBeNull();
+      expect(await store.findIdempotency('erin', 'new')).not.toBeNull();
+    });
+  });
+
+  describe('committing blocks', () => {
+    it('writes a block and everything it decides in one go', async () => {
+      await store.commitBlock(genesisCommit());
+      const genesis = await store.latestBlock();
+      expect(genesis).toMatchObject({ number: 0, transactions_count: 0, totals: EMPTY_TOTALS });
+      const mint = pending({ from: 'issuer', to: 'alice', amount_units: UNITS_MAX, type: 'mint' });
+      const overdraft = pending({ from: 'bob', to: 'alice', amount_units: 7n });
+      await store.appendPending([plain(mint), plain(overdraft)]);
+      const volume = 2n ** 60n + 3n;
+      const commit = blockCommit(genesis!, [mint, overdraft], {
+        totals: { transactions: 2, users: 3, transfer_volume_units: { TAB: volume, USDG: 1n } },
+        balances: [{ user_id: 'alice', token: 'TAB', units: UNITS_MAX }],
+        new_users: ['issuer', 'alice', 'bob'],
+        active_users: ['alice'],
+      });
+      commit.outcomes[1] = { tx_hash: overdraft.tx_hash, position: 1, status: 'failed', error: 'insufficient_funds' };
+      await store.commitBlock(commit);
+
+      expect(await store.latestBlock()).toEqual({ ...commit.header, totals: commit.totals });
+      expect(await store.getBlock(1)).toEqual({ ...commit.header, transactions: [mint.tx_hash, overdraft.tx_hash] });
+      expect(await store.blockTransactionHashes(1)).toEqual([mint.tx_hash, overdraft.tx_hash]);
+      expect(await store.getTransaction(mint.tx_hash)).toEqual({ ...mint, status: 'confirmed', block_number: 1, block_hash: commit.header.hash, position: 0, error: null });
+      expect(await store.getTransaction(overdraft.tx_hash)).toMatchObject({ status: 'failed', error: 'insufficient_funds', position: 1 });
+      expect(await store.balances('alice')).toEqual(new Map([['TAB', UNITS_MAX]]));
+      expect(await store.balancesOf([{ user_id: 'alice', token: 'TAB' }, { user_id: 'alice', token: 'USDG' }, { user_id: 'nobody', token: 'TAB' }]))
+        .toEqual([{ user_id: 'alice', token: 'TAB', units: UNITS_MAX }]);
+      expect(await store.knownUsers(['alice', 'issuer', 'zed'])).toEqual(new Set(['alice', 'issuer']));
+      expect(await store.pendingCount()).toBe(0);
+      expect(await store.pendingTransactions(10)).toEqual([]);
+      expect(await store.getBlock(2)).toBeNull();
+    });
+
+    it('refuses a second genesis, a gap and a broken parent link', async () => {
+      await store.commitBlock(genesisCommit());
+      await expect(store.commitBlock(genesisCommit(T0 + 7))).rejects.toThrow();
+      const genesis = (await store.latestBlock())!;
+      const tx = pending();
+      await store.appendPending([plain(tx)]);
+      const gap = blockCommit({ ...genesis, number: 1 }, [tx]);
+      await expect(store.commitBlock(gap)).rejects.toThrow();
+      const orphan = blockCommit({ ...genesis, hash: `0x${'11'.repeat(32)}` }, [tx]);
+      await expect(store.commitBlock(orphan)).rejects.toThrow();
+      expect((await store.latestBlock())?.number).toBe(0);
+      expect(await store.pendingCount()).toBe(1);
+    });
+
+    it('refuses to seal a transaction twice, or one that was never submitted, and rolls the whole block back', async () => {
+      await store.commitBlock(genesisCommit());
+      const genesis = (await store.latestBlock())!;
+      const [a, b] = [pending({ type: 'mint', from: 'issuer' }), pending({ type: 'mint', from: 'issuer' })];
+      await store.appendPending([plain(a), plain(b)]);
+      const first = blockCommit(genesis, [a]);
+      await store.commitBlock(first);
+      const again = blockCommit(first.header, [b, a], { balances: [{ user_id: 'bob', token: 'TAB', units: 99n }], new_users: ['bob'] });
+      await expect(store.commitBlock(again)).rejects.toThrow();
+      const ghost = blockCommit(first.header, [b, pending()]);
+      await expect(store.commitBlock(ghost)).rejects.toThrow();
+      expect((await store.latestBlock())?.number).toBe(1);
+      expect(await store.getTransaction(a.tx_hash)).toMatchObject({ status: 'confirmed', block_number: 1, position: 0 });
+      expect(await store.getTransaction(b.tx_hash)).toMatchObject({ status: 'pending', block_number: null });
+      expect(await store.balances('bob')).toEqual(new Map());
+      expect(await store.knownUsers(['bob'])).toEqual(new Set());
+    });
+
+    it('refuses a negative balance and rolls the whole block back', async () => {
+      await store.commitBlock(genesisCommit());
+      const genesis = (await store.latestBlock())!;
+      const tx = pending();
+      await store.appendPending([plain(tx)]);
+      const negative = blockCommit(genesis, [tx], { balances: [{ user_id: 'alice', token: 'TAB', units: 3n }, { user_id: 'bob', token: 'TAB', units: -1n }] });
+      await expect(store.commitBlock(negative)).rejects.toThrow();
+      expect(await store.balances('alice')).toEqual(new Map());
+      expect((await store.latestBlock())?.number).toBe(0);
+      expect(await store.getTransaction(tx.tx_hash)).toMatchObject({ status: 'pending' });
+    });
+
+    it('takes exactly one of two competing blocks when two instances seal at once', async () => {
+      const second = await another();
+      await store.commitBlock(genesisCommit());
+      const genesis = (await store.latestBlock())!;
+      const txs = Array.from({ length: 50 }, () => pending({ type: 'mint', from: 'issuer' }));
+      await store.appendPending(txs.map(plain));
+      const mine = blockCommit(genesis, txs, { balances: [{ user_id: 'bob', token: 'TAB', units: 250n }] }, genesis.timestamp + 1);
+      const theirs = blockCommit(genesis, txs, { balances: [{ user_id: 'bob', token: 'TAB', units: 250n }] }, genesis.timestamp + 2);
+      expect(mine.header.hash).not.toBe(theirs.header.hash);
+      const outcomes = await Promise.allSettled([store.commitBlock(mine), second.commitBlock(theirs)]);
+      expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+      const latest = (await second.latestBlock())!;
+      expect(latest.number).toBe(1);
+      expect([mine.header.hash, theirs.header.hash]).toContain(latest.hash);
+      expect(await store.blockTransactionHashes(1)).toEqual(txs.map((tx) => tx.tx_hash));
+      for (const tx of txs) expect(await second.getTransaction(tx.tx_hash)).toMatchObject({ block_hash: latest.hash });
+    });
+  });
+
+  describe('reading blocks and statistics', () => {
+    async function chainOf(count: number): Promise<BlockHeader[]> {
+      await store.commitBlock(genesisCommit());
+      const headers: BlockHeader[] = [(await store.latestBlock())!];
+      for (let index = 1; index <= count; index += 1) {
+        const tx = pending({ type: 'mint', from: 'issuer', to: `user${index}` });
+        await store.appendPending([plain(tx)]);
+        const commit = blockCommit(headers.at(-1)!, [tx], {
+          totals: { transactions: index, users: index, transfer_volume_units: { TAB: BigInt(index) * 10n ** 17n } },
+          new_users: [`user${index}`],
+          active_users: [`user${index}`],
+        }, T0 + index * 3600);
+        await store.commitBlock(commit);
+        headers.push(commit.header);
+      }
+      return headers;
+    }
+
+    it('pages blocks by number range, newest first (numerically: block 10 after block 9)', async () => {
+      const headers = await chainOf(12);
+      expect((await store.latestBlock())?.number).toBe(12);
+      expect((await store.listBlocks(12, 4)).map((block) => block.number)).toEqual([12, 11, 10, 9]);
+      expect((await store.listBlocks(2, 10)).map((block) => block.number)).toEqual([2, 1, 0]);
+      expect(await store.listBlocks(4, 1)).toEqual([headers[4]]);
+      expect((await store.statsSnapshot(T0 + 11 * 3600 + 1))?.window_start?.number).toBe(11);
+    });
+
+    it('summarises from the latest block, the block at the start of the window and the active accounts', async () => {
+      await chainOf(5);
+      const snapshot = (await store.statsSnapshot(T0 + 2 * 3600))!;
+      expect(snapshot.latest).toMatchObject({ number: 5, totals: { transactions: 5, users: 5, transfer_volume_units: { TAB: 5n * 10n ** 17n } } });
+      expect(snapshot.window_start).toMatchObject({ number: 2, totals: { transfer_volume_units: { TAB: 2n * 10n ** 17n } } });
+      expect(snapshot.active_users_24h).toBe(3);
+      expect((await store.statsSnapshot(T0 - 10))?.window_start).toBeNull();
+    });
+
+    it('has no statistics before genesis', async () => {
+      expect(await store.statsSnapshot(T0)).toBeNull();
+      expect(await store.latestBlock()).toBeNull();
+    });
+  });
+
+  describe('settings and health', () => {
+    it('keeps the first claim of a setting, even when instances claim at once', async () => {
+      const second = await another();
+      expect(await store.getSetting('native_symbol')).toBeNull();
+      const claims = await Promise.all([store.claimSetting('native_symbol', 'TAB'), second.claimSetting('native_symbol', 'XYZ')]);
+      expect(claims[0]).toBe(claims[1]);
+      expect(await store.claimSetting('native_symbol', 'OTHER')).toBe(claims[0]);
+      expect(await second.getSetting('native_symbol')).toBe(claims[0]);
+    });
+
+    it('answers ping, and close is idempotent', async () => {
+      await store.ping();
+      const extra = await database.open();
+      await extra.close();
+      await extra.close();
+    });
+  });
+});

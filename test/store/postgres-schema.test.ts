@@ -1,0 +1,140 @@
+/**
+ * The PostgreSQL schema defends the chain by itself: these tests write to the tables directly, as a
+ * buggy or stale instance (or a person with psql) might, and expect refusals. They also check that
+ * migrations are safe when instances start together, and that every read has an index path (with
+ * sequential scans priced out, no read plans a Seq Scan or a Sort), which is what keeps stats and
+ * block pages cheap at any history length.
+ */
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildBlock, genesisBlock } from '../../src/domain/block.js';
+import { pendingTransaction } from '../../src/domain/hashing.js';
+import type { LedgerStore } from '../../src/service/ledger-store.js';
+import { SQL } from '../../src/store/postgres/postgres-store.js';
+import { connectToSchema, createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+const T0 = 1_800_000_000;
+
+function mint(index: number) {
+  const preimage = { from: 'issuer', to: `user${index}`, amount_units: 10n, token: 'TAB', type: 'mint' as const, metadata: {}, nonce: index.toString(16).padStart(32, '0'), timestamp: T0 };
+  return pendingTransaction(preimage);
+}
+
+describe('PostgreSQL schema', () => {
+  let database: TestDatabase;
+  let store: LedgerStore;
+  let sql: pg.Client;
+
+  beforeEach(async () => {
+    database = await createTestDatabase('postgres');
+    store = await database.open();
+    sql = await connectToSchema(database);
+    await store.commitBlock({ header: genesisBlock(T0), totals: { transactions: 0, users: 0, transfer_volume_units: {} }, outcomes: [], balances: [], new_users: [], active_users: [] });
+    const tx = mint(1);
+    await store.appendPending([{ transaction: tx, idempotency: null }, { transaction: mint(2), idempotency: null }]);
+    const genesis = (await store.latestBlock())!;
+    const header = buildBlock(genesis, [tx.tx_hash], T0 + 10);
+    await store.commitBlock({
+      header, totals: { transactions: 1, users: 1, transfer_volume_units: {} },
+      outcomes: [{ tx_hash: tx.tx_hash, position: 0, status: 'confirmed', error: null }],
+      balances: [{ user_id: 'user1', token: 'TAB', units: 10n }], new_users: ['user1'], active_users: [],
+    });
+  });
+  afterEach(async () => {
+    await sql.end();
+    await store.close();
+    await database.drop();
+  });
+
+  const refuses = (statement: string, values: unknown[] = []) => expect(sql.query(statement, values)).rejects.toThrow();
+
+  it('never changes, deletes or truncates a block', async () => {
+    await refuses("UPDATE blocks SET timestamp = timestamp + 1 WHERE number = 1");
+    await refuses('DELETE FROM blocks WHERE number = 1');
+    await refuses('TRUNCATE blocks CASCADE');
+    expect((await sql.query('SELECT COUNT(*)::int AS count FROM blocks')).rows[0].count).toBe(2);
+  });
+
+  it('never changes a sealed transaction, and never deletes one', async () => {
+    await refuses("UPDATE transactions SET status = 'failed', error = 'insufficient_funds' WHERE status = 'confirmed'");
+    await refuses("UPDATE transactions SET amount = 1 WHERE status = 'pending'");
+    await refuses("DELETE FROM transactions WHERE status = 'pending'");
+    await refuses('TRUNCATE transactions CASCADE');
+  });
+
+  it('seals a pending transaction only into the newest block, consistently', async () => {
+    await refuses("UPDATE transactions SET status = 'confirmed', block_number = 0, position = 0 WHERE status = 'pending'");
+    await refuses("UPDATE transactions SET status = 'confirmed' WHERE status = 'pending'");
+    await refuses("UPDATE transactions SET status = 'failed', block_number = 1, position = 1 WHERE status = 'pending'");
+  });
+
+  it('refuses a block that goes back in time, skips a number, or declares transactions it does not seal', async () => {
+    const latest = (await sql.query('SELECT hash FROM blocks WHERE number = 1')).rows[0].hash as string;
+    const insert = 'INSERT INTO blocks (number, hash, parent_hash, timestamp, transactions_count, transactions_root, total_transactions, total_users, transfer_volume_totals) VALUES ($1, $2, $3, $4, $5, $6, 0, 0, \'{}\')';
+    const hash = `0x${'cd'.repeat(32)}`;
+    await refuses(insert, [2, hash, latest, T0, 1, hash]);
+    await refuses(insert, [3, hash, latest, T0 + 20, 1, hash]);
+    await refuses(insert, [2, hash, latest, T0 + 20, 0, hash]);
+    // Declares one transaction but seals none: refused when the transaction commits.
+    await refuses(insert, [2, hash, latest, T0 + 20, 1, hash]);
+    expect((await sql.query('SELECT MAX(number)::int AS number FROM blocks')).rows[0].number).toBe(1);
+  });
+
+  it('refuses a negative balance', async () => {
+    await refuses("UPDATE balances SET units = -1 WHERE user_id = 'user1'");
+    await refuses("INSERT INTO balances (user_id, token, units) VALUES ('x', 'TAB', -5)");
+  });
+
+  it('applies migrations once when instances start together', async () => {
+    const fresh = await createTestDatabase('postgres');
+    try {
+      const stores = await Promise.all(Array.from({ length: 4 }, () => fresh.open()));
+      const versions = await Promise.all(stores.map(async (opened) => opened.getSetting('anything')));
+      expect(versions).toEqual([null, null, null, null]);
+      await Promise.all(stores.map((opened) => opened.close()));
+      const reopened = await fresh.open();
+      await reopened.close();
+      const check = await connectToSchema(fresh);
+      const rows = (await check.query('SELECT version FROM schema_migrations')).rows;
+      await check.end();
+      expect(rows).toEqual([{ version: 1 }]);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  describe('query plans', () => {
+    const SAMPLES: Partial<Record<keyof typeof SQL, unknown[]>> = {
+      getTransaction: [`0x${'ab'.repeat(32)}`],
+      findIdempotency: ['alice', 'k'],
+      findIdempotencies: [['alice'], ['k']],
+      pendingTransactions: [100],
+      balancesOf: [['alice'], ['TAB']],
+      balancesOfUser: ['alice'],
+      knownUsers: [['alice', 'bob']],
+      latestBlock: [],
+      blockAtOrBefore: [T0],
+      getBlock: [1],
+      listBlocks: [1_000_000, 20],
+      blockTransactionHashes: [1],
+      activeUsers: [T0],
+      getSetting: ['native_symbol'],
+      pendingCount: [],
+    };
+
+    it.each(Object.keys(SAMPLES))('%s has an index path, without a sort', async (name) => {
+      await sql.query('SET enable_seqscan = off');
+      const plan = (await sql.query(`EXPLAIN ${SQL[name as keyof typeof SQL]}`, SAMPLES[name as keyof typeof SQL])).rows
+        .map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
+      expect(plan).not.toMatch(/Seq Scan/);
+      expect(plan).not.toMatch(/\bSort\b/);
+      expect(plan).toMatch(/Index|Result/);
+    });
+
+    it('takes pending transactions from the partial index of pending ones', async () => {
+      await sql.query('SET enable_seqscan = off');
+      const plan = (await sql.query(`EXPLAIN ${SQL.pendingTransactions}`, [10])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
+      expect(plan).toMatch(/transactions_pending/);
+    });
+  });
+});
