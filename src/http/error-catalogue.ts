@@ -1,0 +1,53 @@
+/**
+ * The one catalogue of error codes the API can answer with (Fastify `lib/errors.js` style). Every
+ * problem+json body's `code` comes from here, and a test checks that docs/api.md lists each of them.
+ */
+export type ErrorEntry = { status: number; description: string };
+
+export const ERROR_CATALOGUE = {
+  validation_failed: { status: 400, description: 'The request does not match the schema; `errors` lists each field.' },
+  malformed_json: { status: 400, description: 'The body is not valid JSON (or carries a forbidden `__proto__`/`constructor` key).' },
+  invalid_amount: { status: 400, description: '`amount` is not a finite number or a decimal string.' },
+  amount_not_positive: { status: 400, description: '`amount` is zero or negative.' },
+  amount_not_exact: { status: 400, description: '`amount` is a JSON number with more than 15 significant digits; send it as a decimal string.' },
+  amount_too_precise: { status: 400, description: "`amount` has more fractional digits than the token's decimals (8 for the native token, 6 for USDG)." },
+  amount_out_of_range: { status: 400, description: '`amount` exceeds the largest storable amount (2^63 − 1 base units).' },
+  unsupported_token: { status: 400, description: '`token` is neither the native symbol nor USDG.' },
+  unsupported_transaction_type: { status: 400, description: '`type` is not one of transfer, mint, burn.' },
+  invalid_user_id: { status: 400, description: 'A user id is empty, longer than 128 characters, or contains whitespace or control characters.' },
+  same_account: { status: 400, description: 'A transfer names the same account as `from` and `to`.' },
+  invalid_metadata: { status: 400, description: '`metadata` is not a JSON object, nests deeper than 32 levels, or holds a lone UTF-16 surrogate.' },
+  metadata_too_large: { status: 400, description: '`metadata` serializes to more than 4 KiB.' },
+  invalid_idempotency_key: { status: 400, description: 'The `Idempotency-Key` header (or a batch item\'s `idempotency_key`) is empty, longer than 255 characters or not visible ASCII.' },
+  invalid_transaction_hash: { status: 400, description: 'The path does not hold a hash of the form 0x + 64 hex digits.' },
+  invalid_block_number: { status: 400, description: 'The path does not hold a block number (a non-negative integer).' },
+  invalid_url: { status: 400, description: 'The path holds a malformed percent-encoding.' },
+  malformed_request: { status: 400, description: 'The HTTP request itself is malformed (e.g. a bad Content-Length); the connection is closed.' },
+  invalid_pagination: { status: 400, description: '`limit` is not an integer 1..100 or `offset` not an integer ≥ 0.' },
+  missing_token: { status: 401, description: 'No `Authorization: Bearer` token was sent.' },
+  invalid_token: { status: 401, description: 'The token is malformed, expired, not yet valid, for another issuer or audience, or not signed by a trusted key.' },
+  invalid_api_key: { status: 401, description: 'API keys are configured and `X-API-Key` is missing or not one of them.' },
+  admin_required: { status: 403, description: 'Only an admin may submit a mint or a burn.' },
+  not_account_owner: { status: 403, description: "A non-admin may only transfer from its own account (the token's `sub`)." },
+  transaction_not_found: { status: 404, description: 'No transaction has this hash.' },
+  transaction_not_sealed: { status: 404, description: 'The transaction is pending: its inclusion proof exists once it is in a block.' },
+  block_not_found: { status: 404, description: 'No block has this number.' },
+  route_not_found: { status: 404, description: 'No route matches this method and path.' },
+  request_timeout: { status: 408, description: 'The request was not received completely in time; the connection is closed.' },
+  payload_too_large: { status: 413, description: 'The body is larger than 64 KiB (1 MiB for a batch).' },
+  uri_too_long: { status: 414, description: 'A path parameter is longer than 1024 characters.' },
+  unsupported_media_type: { status: 415, description: 'A body was sent without `Content-Type: application/json`.' },
+  idempotency_key_reused: { status: 422, description: 'The `Idempotency-Key` was used before with a different body.' },
+  headers_too_large: { status: 431, description: 'The request headers exceed 16 KiB; the connection is closed.' },
+  rate_limited: { status: 429, description: 'The caller made more requests than the rate limit allows; see `Retry-After`.' },
+  internal_error: { status: 500, description: 'An unexpected error; the body says nothing about internals and the log has the details.' },
+  service_overloaded: { status: 503, description: 'Too many submissions are waiting to be written; retry after `Retry-After` seconds.' },
+  identity_provider_unavailable: { status: 503, description: "The identity provider's keys could not be fetched; retry later." },
+  not_ready: { status: 503, description: '`/readyz`: the store cannot be reached.' },
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CATALOGUE, code);
+}

@@ -1,0 +1,128 @@
+/**
+ * The machine-readable API description, generated from the route schemas by @fastify/swagger (never
+ * written by hand): OpenAPI 3.1 at `GET /openapi.json` and a browsable reference (Swagger UI, served
+ * from the package's own files, no CDN) at `GET /docs`. Both are outside `/api` and need no token.
+ *
+ * Routes describe their errors with `errorResponses(codes)`, which turns codes of the one error
+ * catalogue into problem+json responses with the catalogue's descriptions and an example each.
+ */
+import { STATUS_CODES } from 'node:http';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { ERROR_CATALOGUE, type ErrorCode } from './error-catalogue.js';
+import { PROBLEM_CONTENT_TYPE, problem } from './problem.js';
+import { ProblemSchema } from './schemas.js';
+
+export const OPENAPI_PATH = '/openapi.json';
+export const DOCS_PREFIX = '/docs';
+/** Version of the HTTP interface described (not of the package). */
+export const API_VERSION = '1.0.0';
+
+/** Every `/api` route can answer these: authentication, the rate limit, and the service failing. */
+export const API_ERROR_CODES: readonly ErrorCode[] = [
+  'missing_token', 'invalid_token', 'invalid_api_key', 'rate_limited', 'internal_error', 'identity_provider_unavailable',
+];
+
+/** Routes with path parameters can also answer these (a bad percent-encoding, a parameter too long). */
+export const PATH_PARAMETER_ERROR_CODES: readonly ErrorCode[] = ['invalid_url', 'uri_too_long'];
+
+/** Answered for no route in particular (no route matched, or the HTTP request itself was bad): described once, in `info`. */
+export const CONNECTION_ERROR_CODES: readonly ErrorCode[] = ['route_not_found', 'malformed_request', 'request_timeout', 'headers_too_large'];
+
+/** `security` of an `/api` operation: a bearer token, plus `X-API-Key` when the service has API keys. */
+export const API_SECURITY: { [scheme: string]: string[] }[] = [{ bearer_token: [], api_key: [] }, { bearer_token: [] }];
+
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': { type: 'string', description: 'The policy, e.g. `1200;w=60`: requests per window of seconds', examples: ['1200;w=60'] },
+  RateLimit: { type: 'string', description: 'What is left of the window, e.g. `limit=1200, remaining=1187, reset=42`', examples: ['limit=1200, remaining=1187, reset=42'] },
+};
+const RETRY_AFTER = { 'Retry-After': { type: 'string', description: 'Seconds to wait before retrying', examples: ['42'] } };
+
+const HEADERS_BY_STATUS: Record<number, Record<string, unknown>> = {
+  401: { 'WWW-Authenticate': { type: 'string', description: 'The bearer challenge: `Bearer realm="ledger"`, with `error="invalid_token"` for a bad token', examples: ['Bearer realm="ledger", error="invalid_token", error_description="token expired"'] } },
+  429: { ...RETRY_AFTER, ...RATE_LIMIT_HEADERS },
+  503: RETRY_AFTER,
+};
+
+/** Headers every `/api` answer carries. */
+export const API_RESPONSE_HEADERS = RATE_LIMIT_HEADERS;
+
+/**
+ * problem+json responses for `codes`, one per status: the description lists each code with its
+ * meaning from the catalogue, and each code has an example body.
+ */
+export function errorResponses(codes: readonly ErrorCode[]): Record<number, object> {
+  const by_status = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = ERROR_CATALOGUE[code].status;
+    by_status.set(status, [...(by_status.get(status) ?? []), code]);
+  }
+  const responses: Record<number, object> = {};
+  for (const [status, status_codes] of [...by_status].sort(([a], [b]) => a - b)) {
+    const lines = status_codes.map((code) => `- \`${code}\`: ${ERROR_CATALOGUE[code].description}`);
+    const examples = Object.fromEntries(status_codes.map((code) => [code, { value: problem(code, exampleDetail(code)) }]));
+    responses[status] = {
+      description: `${STATUS_CODES[status] ?? 'Error'}; \`code\` is one of:\n${lines.join('\n')}`,
+      ...(HEADERS_BY_STATUS[status] === undefined ? {} : { headers: HEADERS_BY_STATUS[status] }),
+      content: { [PROBLEM_CONTENT_TYPE]: { schema: ProblemSchema, examples } },
+    };
+  }
+  return responses;
+}
+
+function exampleDetail(code: ErrorCode): string {
+  return ERROR_CATALOGUE[code].description.replace(/`/g, '');
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered on this instance (method and URL), seen by an `onRoute` hook. */
+    registeredRoutes: { method: string; url: string; hidden: boolean }[];
+  }
+}
+
+/** Registers the generator, `/openapi.json` and `/docs`; must run before any route is added. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any logger and type provider
+export async function registerOpenApi(app: FastifyInstance<any, any, any, any, any>): Promise<void> {
+  const routes: FastifyInstance['registeredRoutes'] = [];
+  app.decorate('registeredRoutes', routes);
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const hidden = (route.schema as { hide?: boolean } | undefined)?.hide === true;
+    for (const method of methods) routes.push({ method, url: route.url, hidden });
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tabula ledger API',
+        version: API_VERSION,
+        description: [
+          'Transactions between accounts in the native token and USDG, balances, hash-chained blocks, RFC 6962',
+          'inclusion proofs and statistics. Every `/api` route needs `Authorization: Bearer <JWT>` (and `X-API-Key`',
+          'when the service has API keys). Errors are RFC 9457 `application/problem+json` with a stable `code`.',
+          'Amounts in responses are JSON numbers whose text is the exact decimal of the base units. Hash encodings',
+          'and proof verification: docs/api.md. Besides the errors of each operation, any request may get:\n',
+          ...CONNECTION_ERROR_CODES.map((code) => `\n- ${ERROR_CATALOGUE[code].status} \`${code}\`: ${ERROR_CATALOGUE[code].description}`),
+        ].join(' '),
+      },
+      servers: [{ url: '/' }],
+      tags: [
+        { name: 'transactions', description: 'Submit transactions, look them up, prove their inclusion' },
+        { name: 'blocks', description: 'The hash-chained blocks' },
+        { name: 'accounts', description: 'Balances' },
+        { name: 'network', description: 'Statistics' },
+        { name: 'health', description: 'Liveness and readiness (no authentication)' },
+      ],
+      components: {
+        securitySchemes: {
+          bearer_token: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "A JWT from the identity provider; `sub` is the caller's user id" },
+          api_key: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Required on every `/api` request when the service is configured with `API_KEYS`' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { deepLinking: true } });
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
+}

@@ -1,0 +1,40 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { LedgerService } from '../../service/ledger-service.js';
+import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
+import { parseBlockNumber, parsePagination } from '../parameters.js';
+import { BlockPageSchema, BlockParamsSchema, BlockSchema, BlocksQuerySchema } from '../schemas.js';
+
+export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService }> = async (app, { service }) => {
+  app.get('/blocks', {
+    schema: {
+      summary: 'Blocks, newest first',
+      description: 'Headers without their transaction lists. Offset k starts at block number latest − k: a page costs the same at any offset.',
+      operationId: 'listBlocks',
+      tags: ['blocks'],
+      security: API_SECURITY,
+      querystring: BlocksQuerySchema,
+      response: {
+        200: { ...BlockPageSchema, description: 'A page of block headers', headers: API_RESPONSE_HEADERS },
+        ...errorResponses(['invalid_pagination', ...API_ERROR_CODES]),
+      },
+    },
+  }, async (request) => {
+    const { limit, offset } = parsePagination(request.query);
+    return service.blocks(limit, offset);
+  });
+
+  app.get('/blocks/:number', {
+    schema: {
+      summary: 'A block with its transaction hashes',
+      description: 'Recompute `transactions_root` from `transactions` (RFC 6962) and `hash` from the header to verify it. Genesis is block 0.',
+      operationId: 'getBlock',
+      tags: ['blocks'],
+      security: API_SECURITY,
+      params: BlockParamsSchema,
+      response: {
+        200: { ...BlockSchema, description: 'The block', headers: API_RESPONSE_HEADERS },
+        ...errorResponses(['invalid_block_number', 'block_not_found', ...PATH_PARAMETER_ERROR_CODES, ...API_ERROR_CODES]),
+      },
+    },
+  }, async (request) => service.block(parseBlockNumber(request.params.number)));
+};

@@ -1,0 +1,29 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { LedgerService } from '../../service/ledger-service.js';
+import { errorResponses } from '../openapi.js';
+import { HttpProblem } from '../problem.js';
+import { HealthSchema } from '../schemas.js';
+
+/** Liveness and readiness for load balancers; no authentication. */
+export const healthRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService }> = async (app, { service }) => {
+  app.get('/healthz', {
+    schema: {
+      summary: 'Liveness', operationId: 'health', tags: ['health'], security: [],
+      response: { 200: { ...HealthSchema, description: 'The process is up' } },
+    },
+  }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', {
+    schema: {
+      summary: 'Readiness: the store answers', operationId: 'ready', tags: ['health'], security: [],
+      response: { 200: { ...HealthSchema, description: 'Ready', examples: [{ status: 'ready' }] }, ...errorResponses(['not_ready']) },
+    },
+  }, async () => {
+    try {
+      await service.ready();
+    } catch {
+      throw new HttpProblem('not_ready', 'the store cannot be reached');
+    }
+    return { status: 'ready' };
+  });
+};

@@ -1,0 +1,191 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import type { TokenRegistry } from '../../domain/tokens.js';
+import { TRANSACTION_TYPES } from '../../domain/transaction.js';
+import type { LedgerMetrics } from '../../metrics/ledger-metrics.js';
+import type { Clock } from '../../service/clock.js';
+import type { BatchItem, BatchItemOutcome, LedgerService } from '../../service/ledger-service.js';
+import { toHttpProblem } from '../error-mapping.js';
+import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
+import { parseHashParameter } from '../parameters.js';
+import { HttpProblem, problem, type Problem } from '../problem.js';
+import type { RateLimiter } from '../rate-limit.js';
+import {
+  BatchBodySchema, BatchItemSchema, BatchResponseSchema, HashParamsSchema, ProofSchema, ReceiptSchema, SubmitBodySchema,
+  SubmitHeadersSchema, TransactionSchema, type BatchItemBody,
+} from '../schemas.js';
+import { principalOf } from '../server.js';
+import { transactionView, sendExact } from '../views.js';
+
+/** A batch of 1000 plain transfers is about 100 KiB; this leaves room for metadata. */
+export const BATCH_BODY_BYTES_MAX = 1024 * 1024;
+
+type Options = { service: LedgerService; tokens: TokenRegistry; metrics: LedgerMetrics; rate_limiter: RateLimiter; clock: Clock };
+
+type BatchResult = { index: number; status: number; tx_hash?: string; timestamp?: number; replayed?: boolean; error?: Problem };
+
+const batchItemCheck = TypeCompiler.Compile(BatchItemSchema);
+
+const SUBMIT_ERRORS = [
+  'validation_failed', 'malformed_json', 'invalid_amount', 'amount_not_positive', 'amount_not_exact', 'amount_too_precise',
+  'amount_out_of_range', 'unsupported_token', 'unsupported_transaction_type', 'invalid_user_id', 'same_account', 'invalid_metadata',
+  'metadata_too_large', 'invalid_idempotency_key', 'admin_required', 'not_account_owner', 'payload_too_large', 'unsupported_media_type',
+  'idempotency_key_reused', 'service_overloaded', ...API_ERROR_CODES,
+] as const;
+
+/** A batch refuses as a whole only what it cannot read; each item's own errors are in its result. */
+const BATCH_ERRORS = ['validation_failed', 'malformed_json', 'payload_too_large', 'unsupported_media_type', 'service_overloaded', ...API_ERROR_CODES] as const;
+
+export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens, metrics, rate_limiter, clock }) => {
+  app.post('/transactions/submit', {
+    schema: {
+      summary: 'Submit a transaction',
+      description: 'Validates the transaction and stores it durably as `pending` before answering 202; the block producer then seals it, in arrival order, as `confirmed` or `failed`. `transfer` needs the caller to be `from` (or an admin); `mint` and `burn` need an admin.',
+      operationId: 'submitTransaction',
+      tags: ['transactions'],
+      security: API_SECURITY,
+      body: SubmitBodySchema,
+      headers: SubmitHeadersSchema,
+      response: {
+        202: {
+          ...ReceiptSchema,
+          description: 'Accepted: stored durably as pending',
+          headers: {
+            Location: { type: 'string', description: 'The transaction: `/api/transactions/{tx_hash}`' },
+            'Idempotent-Replayed': { type: 'string', description: '`true` when this answers a repeat of an `Idempotency-Key`' },
+            ...API_RESPONSE_HEADERS,
+          },
+        },
+        ...errorResponses(SUBMIT_ERRORS),
+      },
+    },
+  }, async (request, reply) => {
+    const type = typeLabel(request.body.type);
+    try {
+      const { receipt, replayed } = await service.submit(principalOf(request), request.body, request.headers['idempotency-key']);
+      metrics.submission(type, replayed ? 'replayed' : 'accepted');
+      reply.code(202).header('location', `/api/transactions/${receipt.tx_hash}`);
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      return receipt;
+    } catch (error) {
+      metrics.submission(type, toHttpProblem(error).code);
+      throw error;
+    }
+  });
+
+  app.post('/transactions/batch', {
+    bodyLimit: BATCH_BODY_BYTES_MAX,
+    schema: {
+      summary: 'Submit up to 1000 transactions at once',
+      description: 'Each transaction is validated and answered on its own (`results[i].status` 202 with its `tx_hash`, or 4xx with its problem); all accepted ones are stored in one durable commit before the answer. Each counts as one request for the rate limit and may carry its own `idempotency_key`.',
+      operationId: 'submitBatch',
+      tags: ['transactions'],
+      security: API_SECURITY,
+      body: BatchBodySchema,
+      response: {
+        200: { ...BatchResponseSchema, description: 'One result per transaction, in request order', headers: API_RESPONSE_HEADERS },
+        ...errorResponses(BATCH_ERRORS),
+      },
+    },
+  }, async (request, reply) => {
+    const principal = principalOf(request);
+    const bodies = request.body.transactions;
+    // The /api guard counted one request; a batch costs one per transaction.
+    const decision = await rate_limiter.check(`sub:${principal.sub}`, clock.now_ms(), bodies.length - 1);
+    reply.headers(decision.headers);
+    if (!decision.allowed) throw new HttpProblem('rate_limited', 'rate limit exceeded: a batch counts one request per transaction');
+    const results: BatchResult[] = new Array(bodies.length);
+    const valid: Array<{ index: number; item: BatchItem }> = [];
+    bodies.forEach((body, index) => {
+      if (batchItemCheck.Check(body)) valid.push({ index, item: batchItem(body) });
+      else results[index] = refused(index, schemaProblem(body));
+    });
+    const outcomes = await service.submitBatch(principal, valid.map(({ item }) => item));
+    outcomes.forEach((outcome, position) => {
+      const { index } = valid[position] as (typeof valid)[number];
+      results[index] = resultOf(index, outcome);
+    });
+    return summarize(results, bodies, metrics);
+  });
+
+  app.get('/transactions/:hash', {
+    schema: {
+      summary: 'Look up a transaction',
+      description: '`block_number`, `block_hash`, `position` and `error` are null until they apply.',
+      operationId: 'getTransaction',
+      tags: ['transactions'],
+      security: API_SECURITY,
+      params: HashParamsSchema,
+      response: {
+        200: { ...TransactionSchema, description: 'The transaction', headers: API_RESPONSE_HEADERS },
+        ...errorResponses(['invalid_transaction_hash', 'transaction_not_found', ...PATH_PARAMETER_ERROR_CODES, ...API_ERROR_CODES]),
+      },
+    },
+  }, async (request, reply) => {
+    const transaction = await service.transaction(parseHashParameter(request.params.hash));
+    return sendExact(reply, transactionView(transaction, tokens));
+  });
+
+  app.get('/transactions/:hash/proof', {
+    schema: {
+      summary: 'RFC 6962 inclusion proof of a sealed transaction',
+      description: 'Verify it by recomputing the root from `tx_hash` and `audit_path` (RFC 9162 section 2.1.3.2) and comparing it with the `transactions_root` of the block header whose recomputed hash is `block_hash`.',
+      operationId: 'getProof',
+      tags: ['transactions'],
+      security: API_SECURITY,
+      params: HashParamsSchema,
+      response: {
+        200: { ...ProofSchema, description: 'The inclusion proof', headers: API_RESPONSE_HEADERS },
+        ...errorResponses(['invalid_transaction_hash', 'transaction_not_found', 'transaction_not_sealed', ...PATH_PARAMETER_ERROR_CODES, ...API_ERROR_CODES]),
+      },
+    },
+  }, async (request) => service.proof(parseHashParameter(request.params.hash)));
+};
+
+/** A metrics label that cannot grow without bound: a known type, or "invalid". */
+function typeLabel(type: unknown): string {
+  return TRANSACTION_TYPES.find((known) => known === type) ?? 'invalid';
+}
+
+function batchItem(body: BatchItemBody): BatchItem {
+  const { idempotency_key, ...fields } = body;
+  return { body: fields, idempotency_key };
+}
+
+function schemaProblem(body: unknown): Problem {
+  const errors = [...batchItemCheck.Errors(body)].slice(0, 10).map((error) => ({
+    field: error.path.replace(/^\//, '').replaceAll('/', '.') || 'item',
+    message: error.message,
+  }));
+  return problem('validation_failed', 'the transaction does not match the schema', errors);
+}
+
+function refused(index: number, error: Problem): BatchResult {
+  return { index, status: error.status, error };
+}
+
+function resultOf(index: number, outcome: BatchItemOutcome): BatchResult {
+  if (outcome.ok) {
+    const { receipt, replayed } = outcome.result;
+    return { index, status: 202, tx_hash: receipt.tx_hash, timestamp: receipt.timestamp, ...(replayed ? { replayed } : {}) };
+  }
+  const mapped = toHttpProblem(outcome.error);
+  return refused(index, problem(mapped.code, mapped.message, mapped.errors));
+}
+
+function summarize(results: BatchResult[], bodies: readonly unknown[], metrics: LedgerMetrics) {
+  let accepted = 0;
+  const counts = new Map<string, number>();
+  results.forEach((result, index) => {
+    if (result.status === 202) accepted += 1;
+    const type = typeLabel((bodies[index] as { type?: unknown } | null)?.type);
+    const outcome = result.error?.code ?? (result.replayed === true ? 'replayed' : 'accepted');
+    const key = `${type} ${outcome}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  });
+  for (const [key, count] of counts) {
+    const [type, outcome] = key.split(' ') as [string, string];
+    metrics.submission(type, outcome, count);
+  }
+  return { accepted, rejected: results.length - accepted, results };
+}

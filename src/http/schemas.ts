@@ -1,0 +1,221 @@
+/**
+ * TypeBox schemas of every request and response. Requests are validated by Fastify (Ajv) against
+ * them; responses without amounts are serialized from them; all of them document the API.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { BATCH_TRANSACTIONS_MAX } from '../service/ledger-service.js';
+import { ERROR_CATALOGUE, type ErrorCode } from './error-catalogue.js';
+
+/** Example values of the API reference (OpenAPI `examples`); a test checks each against its schema. */
+const EXAMPLE_TX_HASH = '0x1b5b9ccb3e8d006a5230de9bda23ff91edc794d4f56410560830b418528e446c';
+const EXAMPLE_BLOCK_HASH = '0x496aca80e4d8f29fb8e8cd816c3afb48d3f103970b3a2ee1600c08ca67326dee';
+const EXAMPLE_PARENT_HASH = '0xe47125968b3b71049fbc4802d1e40a71ea1359decfabacf70b34588037d4ff0c';
+const EXAMPLE_ROOT = '0x4813494d137e1631bba301d5acab6e7bb7aa74ce1185d456565ef51d737677b2';
+const EXAMPLE_PATH = ['0xf64551fcd6f07823cb87971cfb91446425da18286b3ab1ef935e0cbd7a69f68a', '0x3946ca64ff78d93ca61090a437cbb6b3d2ca0d488f5f9ccf3059608368b27693'];
+const EXAMPLE_TIMESTAMP = 1795305809;
+
+const Hash = Type.String({ pattern: '^0x[0-9a-f]{64}$', description: '0x + 64 lowercase hex digits' });
+const NullableHash = Type.Union([Hash, Type.Null()]);
+const Amount = Type.Number({ description: 'token amount; the JSON text is the exact decimal of the base units' });
+
+export const ProblemSchema = Type.Object({
+  type: Type.String({ description: '`urn:tabula:problem:<code>`' }),
+  title: Type.String({ description: 'the HTTP status text' }),
+  status: Type.Integer(),
+  detail: Type.String({ description: 'what went wrong, for people' }),
+  code: Type.Unsafe<ErrorCode>({ type: 'string', enum: Object.keys(ERROR_CATALOGUE), description: 'stable snake_case code to branch on (docs/api.md lists each)' }),
+  errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: 'each invalid field, on validation failures' })),
+}, { description: 'RFC 9457 problem details' });
+
+export const SubmitBodySchema = Type.Object({
+  from: Type.String({ description: 'sender user id (for mint: the issuer)' }),
+  to: Type.String({ description: 'receiver user id (for burn: the issuer)' }),
+  amount: Type.Union([Type.Number(), Type.String()], { description: 'a JSON number or, for exactness, a decimal string' }),
+  token: Type.String({ description: 'token symbol, case-insensitive' }),
+  type: Type.String({ description: 'transfer, mint or burn' }),
+  metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'free-form object, at most 4 KiB' })),
+}, {
+  additionalProperties: false,
+  examples: [
+    { from: 'alice', to: 'bob', amount: 12.5, token: 'TAB', type: 'transfer', metadata: { memo: 'rent' } },
+    { from: 'treasury', to: 'alice', amount: '92233720368.54775807', token: 'TAB', type: 'mint' },
+  ],
+});
+export type SubmitBody = Static<typeof SubmitBodySchema>;
+
+/** One item of a batch: the fields of a single submission, plus its own optional idempotency key. */
+export const BatchItemSchema = Type.Object({
+  ...SubmitBodySchema.properties,
+  idempotency_key: Type.Optional(Type.String({ description: 'like the Idempotency-Key header of a single submission' })),
+}, { additionalProperties: false });
+export type BatchItemBody = Static<typeof BatchItemSchema>;
+
+/**
+ * The batch envelope. Items are only required to be there; each one is checked against
+ * `BatchItemSchema` on its own, so one bad item is refused alone rather than failing the batch.
+ */
+export const BatchBodySchema = Type.Object({
+  transactions: Type.Array(Type.Unknown(), { minItems: 1, maxItems: BATCH_TRANSACTIONS_MAX, description: `1 to ${BATCH_TRANSACTIONS_MAX} submissions` }),
+}, {
+  additionalProperties: false,
+  examples: [{
+    transactions: [
+      { from: 'alice', to: 'bob', amount: 12.5, token: 'TAB', type: 'transfer', idempotency_key: 'rent-2026-11' },
+      { from: 'alice', to: 'carol', amount: '0.000000001', token: 'TAB', type: 'transfer' },
+    ],
+  }],
+});
+
+export const BatchResultSchema = Type.Object({
+  index: Type.Integer({ description: 'position of the item in the request' }),
+  status: Type.Integer({ description: '202 when stored, else the 4xx a single submission would have had' }),
+  tx_hash: Type.Optional(Hash),
+  timestamp: Type.Optional(Type.Integer()),
+  replayed: Type.Optional(Type.Boolean({ description: 'true when an idempotency key matched an earlier submission' })),
+  error: Type.Optional(ProblemSchema),
+});
+
+export const BatchResponseSchema = Type.Object({
+  accepted: Type.Integer({ description: 'items with status 202' }),
+  rejected: Type.Integer({ description: 'items with a 4xx status' }),
+  results: Type.Array(BatchResultSchema),
+}, {
+  examples: [{
+    accepted: 1,
+    rejected: 1,
+    results: [
+      { index: 0, status: 202, tx_hash: EXAMPLE_TX_HASH, timestamp: EXAMPLE_TIMESTAMP },
+      {
+        index: 1,
+        status: 400,
+        error: {
+          type: 'urn:tabula:problem:amount_too_precise', title: 'Bad Request', status: 400, code: 'amount_too_precise',
+          detail: "amount has more fractional digits than the token's 8 decimals",
+          errors: [{ field: 'amount', message: "amount has more fractional digits than the token's 8 decimals" }],
+        },
+      },
+    ],
+  }],
+});
+
+export const SubmitHeadersSchema = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({
+    description: 'Makes retries safe: a repeat with the same request returns the first receipt (`Idempotent-Replayed: true`); 1..255 visible ASCII characters, scoped to the caller, kept 48 h',
+    examples: ['7f1b0c52-2a4e-4c43-9d0e-2f6a1f1d9b3e'],
+  })),
+});
+
+export const ReceiptSchema = Type.Object({
+  tx_hash: Hash,
+  status: Type.Literal('pending'),
+  timestamp: Type.Integer({ description: 'Unix seconds' }),
+}, { examples: [{ tx_hash: EXAMPLE_TX_HASH, status: 'pending', timestamp: EXAMPLE_TIMESTAMP }] });
+
+export const TransactionSchema = Type.Object({
+  tx_hash: Hash,
+  from: Type.String(),
+  to: Type.String(),
+  amount: Amount,
+  token: Type.String(),
+  type: Type.Union([Type.Literal('transfer'), Type.Literal('mint'), Type.Literal('burn')]),
+  metadata: Type.Object({}, { additionalProperties: true }),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('confirmed'), Type.Literal('failed')]),
+  timestamp: Type.Integer({ description: 'Unix seconds of the submission' }),
+  block_number: Type.Union([Type.Integer(), Type.Null()]),
+  block_hash: NullableHash,
+  position: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  nonce: Type.String({ description: 'random per submission; part of the hashed encoding' }),
+}, {
+  examples: [{
+    tx_hash: EXAMPLE_TX_HASH, from: 'alice', to: 'bob', amount: 12.5, token: 'TAB', type: 'transfer', metadata: { memo: 'rent' },
+    status: 'confirmed', timestamp: EXAMPLE_TIMESTAMP, block_number: 7, block_hash: EXAMPLE_BLOCK_HASH, position: 2, error: null,
+    nonce: '9f9e98c66358a4bb1867da89d975c1cf',
+  }],
+});
+
+export const HashParamsSchema = Type.Object({
+  hash: Type.String({ description: 'transaction hash, 0x + 64 hex digits (any case)', examples: [EXAMPLE_TX_HASH] }),
+});
+export const BlockParamsSchema = Type.Object({ number: Type.String({ description: 'block number, a non-negative integer', examples: ['7'] }) });
+export const UserParamsSchema = Type.Object({
+  userId: Type.String({ description: 'user id: 1..128 characters, no whitespace or control characters', examples: ['alice', 'auth0|5f7c8ec7c33c6c004bbafe82'] }),
+});
+export const BlocksQuerySchema = Type.Object({
+  limit: Type.Optional(Type.String({ description: 'integer 1..100, default 20', examples: ['20'] })),
+  offset: Type.Optional(Type.String({ description: 'integer ≥ 0, default 0; offset k starts at block latest − k', examples: ['0'] })),
+});
+
+export const ProofSchema = Type.Object({
+  tx_hash: Hash,
+  block_number: Type.Integer(),
+  block_hash: Hash,
+  transactions_root: Hash,
+  leaf_index: Type.Integer(),
+  tree_size: Type.Integer(),
+  audit_path: Type.Array(Hash, { description: 'RFC 6962 PATH(leaf_index, D[tree_size]), nearest sibling first' }),
+}, {
+  examples: [{
+    tx_hash: EXAMPLE_TX_HASH, block_number: 7, block_hash: EXAMPLE_BLOCK_HASH, transactions_root: EXAMPLE_ROOT,
+    leaf_index: 2, tree_size: 3, audit_path: EXAMPLE_PATH,
+  }],
+});
+
+export const BalanceSchema = Type.Object({
+  user_id: Type.String(),
+  native: Amount,
+  usdg: Amount,
+  total_usd: Type.Number({ description: 'native × native_price + usdg, rounded to 6 decimals' }),
+}, { examples: [{ user_id: 'alice', native: 87.5, usdg: 1000.25, total_usd: 1087.75 }] });
+
+const blockHeaderFields = {
+  number: Type.Integer(),
+  hash: Hash,
+  parent_hash: Hash,
+  timestamp: Type.Integer({ description: 'Unix seconds' }),
+  transactions_count: Type.Integer(),
+  transactions_root: Hash,
+};
+const EXAMPLE_HEADER = {
+  number: 7, hash: EXAMPLE_BLOCK_HASH, parent_hash: EXAMPLE_PARENT_HASH, timestamp: EXAMPLE_TIMESTAMP + 1, transactions_count: 3, transactions_root: EXAMPLE_ROOT,
+};
+export const BlockHeaderSchema = Type.Object(blockHeaderFields);
+export const BlockSchema = Type.Object({
+  ...blockHeaderFields,
+  transactions: Type.Array(Hash, { description: "the block's transaction hashes, in block order" }),
+}, { examples: [{ ...EXAMPLE_HEADER, transactions: [EXAMPLE_PATH[1], EXAMPLE_PATH[0], EXAMPLE_TX_HASH] }] });
+export const BlockPageSchema = Type.Object({
+  blocks: Type.Array(BlockHeaderSchema, { description: 'newest first' }),
+  total: Type.Integer({ description: 'all blocks, genesis included' }),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+}, { examples: [{ blocks: [EXAMPLE_HEADER], total: 8, limit: 1, offset: 0 }] });
+
+export const StatsSchema = Type.Object({
+  total_transactions: Type.Integer(),
+  total_users: Type.Integer(),
+  native_price: Type.Number(),
+  trading_volume_24h: Type.Number(),
+  active_users_24h: Type.Integer(),
+  latest_block_number: Type.Integer(),
+}, {
+  examples: [{ total_transactions: 3, total_users: 3, native_price: 1, trading_volume_24h: 12, active_users_24h: 2, latest_block_number: 2 }],
+});
+
+export const HealthSchema = Type.Object({ status: Type.String() }, { examples: [{ status: 'ok' }] });
+
+export const DevTokenBodySchema = Type.Object({
+  sub: Type.String({ description: 'the user id the token is for' }),
+  admin: Type.Optional(Type.Boolean({ description: 'add the admin scope' })),
+}, { additionalProperties: false });
+
+export const DevTokenSchema = Type.Object({
+  token: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer({ description: 'seconds' }),
+});
+
+export const ExplorerConfigSchema = Type.Object({
+  native_symbol: Type.String(),
+  dev_tokens: Type.Boolean({ description: 'whether POST /dev/token exists on this server' }),
+});

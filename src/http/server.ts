@@ -1,0 +1,175 @@
+/**
+ * The HTTP server: Fastify with TypeBox schemas. `buildServer` takes everything it needs (no module
+ * state), so tests build one with their own store, clock and keys and drive it with `app.inject()`.
+ */
+import cors from '@fastify/cors';
+import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import type { DevTokenSigner } from '../dev-token-signer.js';
+import type { TokenRegistry } from '../domain/tokens.js';
+import type { LedgerMetrics } from '../metrics/ledger-metrics.js';
+import type { Clock } from '../service/clock.js';
+import type { LedgerService, Principal } from '../service/ledger-service.js';
+import { AuthError, type TokenVerifier } from './auth.js';
+import { clientErrorHandler, sendProblem } from './error-mapping.js';
+import { registerOpenApi } from './openapi.js';
+import { HttpProblem } from './problem.js';
+import type { RateLimiter } from './rate-limit.js';
+import { balanceRoutes } from './routes/balance.js';
+import { blockRoutes } from './routes/blocks.js';
+import { devTokenRoutes } from './routes/dev-token.js';
+import { explorerRoutes } from './routes/explorer.js';
+import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { statsRoutes } from './routes/stats.js';
+import { transactionRoutes } from './routes/transactions.js';
+
+export const BODY_BYTES_MAX = 64 * 1024;
+const PARAMETER_LENGTH_MAX = 1024;
+const REQUEST_TIMEOUT_MS = 30_000;
+const CORS_MAX_AGE_S = 600;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export type ServerDependencies = {
+  service: LedgerService;
+  tokens: TokenRegistry;
+  verifier: TokenVerifier;
+  /** Present when API keys are configured. */
+  api_key_check: ((presented: string | undefined) => boolean) | null;
+  rate_limiter: RateLimiter;
+  clock: Clock;
+  logger: Logger;
+  metrics: LedgerMetrics;
+  /** Serve `/metrics` on this server (with this bearer token, if any); null when it is not served here. */
+  metrics_route: { token: string | undefined } | null;
+  /** When set, `POST /dev/token` mints development tokens (only with the development secret). */
+  dev_tokens?: DevTokenSigner | undefined;
+  /** When set, the folder of the built explorer, served at `/`. */
+  explorer_root?: string | undefined;
+  /** Origins allowed to call the API from a browser; empty: no CORS headers (same origin only). */
+  cors_origins?: readonly string[] | undefined;
+};
+
+export async function buildServer(deps: ServerDependencies) {
+  const app = baseServer(deps.logger);
+  app.decorateRequest('principal', null);
+  // Callback-style hooks: no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
+    deps.metrics.httpRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
+    done();
+  });
+
+  if (deps.cors_origins !== undefined && deps.cors_origins.length > 0) await registerCors(app, deps.cors_origins);
+  await registerOpenApi(app);
+  await app.register(healthRoutes, { service: deps.service });
+  if (deps.dev_tokens !== undefined) await app.register(devTokenRoutes, { signer: deps.dev_tokens });
+  if (deps.explorer_root !== undefined) {
+    await app.register(explorerRoutes, { root: deps.explorer_root, native_symbol: deps.tokens.native.symbol, dev_tokens: deps.dev_tokens !== undefined });
+  }
+  if (deps.metrics_route !== null) await app.register(metricsRoutes, { metrics: deps.metrics, token: deps.metrics_route.token });
+  await app.register(async (api) => {
+    api.addHook('onRequest', (request, reply) => guard(deps, request, reply));
+    await api.register(transactionRoutes, { service: deps.service, tokens: deps.tokens, metrics: deps.metrics, rate_limiter: deps.rate_limiter, clock: deps.clock });
+    await api.register(balanceRoutes, { service: deps.service, tokens: deps.tokens });
+    await api.register(blockRoutes, { service: deps.service });
+    await api.register(statsRoutes, { service: deps.service });
+  }, { prefix: '/api' });
+  return app;
+}
+
+/**
+ * CORS for browser apps on other origins. Bearer tokens, not cookies, authenticate, so credentials are
+ * never allowed; preflights are answered before authentication and the rate limit.
+ */
+async function registerCors(app: Awaited<ReturnType<typeof baseServer>>, origins: readonly string[]): Promise<void> {
+  await app.register(cors, {
+    origin: origins.includes('*') ? '*' : [...origins],
+    methods: ['GET', 'HEAD', 'POST'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-API-Key'],
+    exposedHeaders: ['Location', 'Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'Retry-After'],
+    credentials: false,
+    maxAge: CORS_MAX_AGE_S,
+  });
+}
+
+/** A server of its own for `/metrics` (METRICS_PORT), so that the API port need not expose it. */
+export async function buildMetricsServer(metrics: LedgerMetrics, token: string | undefined, logger: Logger) {
+  const app = baseServer(logger);
+  await app.register(metricsRoutes, { metrics, token });
+  return app;
+}
+
+/** Fastify with the limits, the problem+json error handling and the request log every server of ours has. */
+function baseServer(logger: Logger) {
+  const app = Fastify({
+    loggerInstance: logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_BYTES_MAX,
+    routerOptions: { maxParamLength: PARAMETER_LENGTH_MAX },
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
+    // While closing, requests on open connections are still served (with Connection: close): the
+    // shutdown drains the writer and seals afterwards, so nothing acknowledged is lost.
+    return503OnClosing: false,
+    frameworkErrors: (error, request, reply) => sendProblem(request, reply, error),
+    clientErrorHandler,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setErrorHandler((error, request, reply) => sendProblem(request, reply, error));
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, new HttpProblem('route_not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
+  );
+  const debug = logger.isLevelEnabled('debug');
+  app.addHook('onResponse', (request, reply, done) => {
+    const level = reply.statusCode >= 500 ? 'error' : 'debug';
+    if (level === 'error' || debug) request.log[level]({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
+    done();
+  });
+  return app;
+}
+
+export type App = Awaited<ReturnType<typeof buildServer>>;
+
+/**
+ * Authenticates, then counts the request against the caller's rate limit (the token's `sub`, or
+ * the client address when there is no valid token), then refuses whatever failed.
+ */
+async function guard(deps: ServerDependencies, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const { principal, failure } = await authenticate(deps, request);
+  const key = principal === null ? `ip:${request.ip}` : `sub:${principal.sub}`;
+  const decision = await deps.rate_limiter.check(key, deps.clock.now_ms());
+  reply.headers(decision.headers);
+  if (!decision.allowed) throw new HttpProblem('rate_limited', 'rate limit exceeded; retry after the window resets');
+  if (failure !== null) throw failure;
+  request.principal = principal;
+}
+
+async function authenticate(deps: ServerDependencies, request: FastifyRequest): Promise<{ principal: Principal | null; failure: Error | null }> {
+  const api_key = request.headers['x-api-key'];
+  if (deps.api_key_check !== null && !deps.api_key_check(typeof api_key === 'string' ? api_key : undefined)) {
+    return { principal: null, failure: new AuthError('invalid_api_key', 'X-API-Key is missing or not recognised') };
+  }
+  const authorization = request.headers.authorization;
+  if (authorization === undefined || authorization === '') {
+    return { principal: null, failure: new AuthError('missing_token', 'an Authorization: Bearer token is required') };
+  }
+  const match = /^Bearer +([^\s]+) *$/i.exec(authorization);
+  if (match === null) return { principal: null, failure: new AuthError('invalid_token', 'Authorization must be "Bearer <token>"') };
+  try {
+    return { principal: await deps.verifier.verify(match[1] as string), failure: null };
+  } catch (error) {
+    return { principal: null, failure: error instanceof Error ? error : new AuthError('invalid_token', 'token is not valid') };
+  }
+}
+
+/** The caller of a route behind `guard`. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (request.principal === null) throw new AuthError('missing_token', 'an Authorization: Bearer token is required');
+  return request.principal;
+}

@@ -1,0 +1,51 @@
+/** Domain records → JSON bodies; amounts become exact decimal numbers here and nowhere else. */
+import { formatUnits } from '../domain/amount.js';
+import { PRICE_DECIMALS, formatUsdMicros, type TokenRegistry } from '../domain/tokens.js';
+import type { Transaction } from '../domain/transaction.js';
+import type { Balances, Stats } from '../service/ledger-service.js';
+import type { FastifyReply } from 'fastify';
+import { ExactNumber, stringifyExact } from './exact-json.js';
+
+export function transactionView(tx: Transaction, tokens: TokenRegistry) {
+  return {
+    tx_hash: tx.tx_hash,
+    from: tx.from,
+    to: tx.to,
+    amount: new ExactNumber(formatUnits(tx.amount_units, tokens.bySymbol(tx.token).decimals)),
+    token: tx.token,
+    type: tx.type,
+    metadata: tx.metadata,
+    status: tx.status,
+    timestamp: tx.timestamp,
+    block_number: tx.block_number,
+    block_hash: tx.block_hash,
+    position: tx.position,
+    error: tx.error,
+    nonce: tx.nonce,
+  };
+}
+
+export function balanceView(balances: Balances, tokens: TokenRegistry) {
+  return {
+    user_id: balances.user_id,
+    native: new ExactNumber(formatUnits(balances.native_units, tokens.native.decimals)),
+    usdg: new ExactNumber(formatUnits(balances.usdg_units, tokens.usdg.decimals)),
+    total_usd: new ExactNumber(formatUsdMicros(balances.total_usd_micros)),
+  };
+}
+
+export function statsView(stats: Stats) {
+  return {
+    total_transactions: stats.total_transactions,
+    total_users: stats.total_users,
+    native_price: new ExactNumber(formatUnits(stats.native_price_units, PRICE_DECIMALS)),
+    trading_volume_24h: new ExactNumber(formatUsdMicros(stats.trading_volume_24h_micros)),
+    active_users_24h: stats.active_users_24h,
+    latest_block_number: stats.latest_block_number,
+  };
+}
+
+/** Sends a view whose amounts must keep their exact decimal text (not Fastify's number serializer). */
+export function sendExact(reply: unknown, view: unknown): FastifyReply {
+  return (reply as FastifyReply).type('application/json; charset=utf-8').send(stringifyExact(view));
+}

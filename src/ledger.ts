@@ -1,0 +1,155 @@
+/**
+ * Composition: config → store → service → server, each handed what it needs. `startLedger` is what
+ * `main.ts` runs and what in-process tests use; `stop` is the graceful shutdown.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import { hasJwtKeys, type Config, ConfigError } from './config.js';
+import { readOrCreateDevSecret, devSecretPath } from './dev-secret.js';
+import { createDevTokenSigner } from './dev-token-signer.js';
+import { TokenRegistry } from './domain/tokens.js';
+import { createApiKeyCheck, createTokenVerifier } from './http/auth.js';
+import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/rate-limit.js';
+import { FailOpenRateLimitStore, RedisRateLimitStore } from './http/redis-rate-limit.js';
+import { buildMetricsServer, buildServer, type App } from './http/server.js';
+import { LedgerMetrics } from './metrics/ledger-metrics.js';
+import { BlockProducer } from './service/block-producer.js';
+import { systemClock, type Clock } from './service/clock.js';
+import { LedgerService } from './service/ledger-service.js';
+import type { LedgerStore } from './service/ledger-store.js';
+import { SoleSealerLease, type SealerLease } from './service/sealer-lease.js';
+import { SubmissionWriter } from './service/submission-writer.js';
+import { PostgresSealerLease } from './store/postgres/postgres-sealer-lease.js';
+import { PostgresStore } from './store/postgres/postgres-store.js';
+import { SqliteStore } from './store/sqlite/sqlite-store.js';
+
+const IDEMPOTENCY_PRUNE_INTERVAL_MS = 10 * 60_000;
+/** At shutdown the sealer seals what is pending, up to this many blocks; the next sealer takes the rest. */
+const SHUTDOWN_BLOCKS_MAX = 100;
+
+export type Ledger = {
+  app: App;
+  /** The server of `/metrics` when METRICS_PORT is set (not yet listening); null otherwise. */
+  metrics_app: Awaited<ReturnType<typeof buildMetricsServer>> | null;
+  metrics: LedgerMetrics;
+  store: LedgerStore;
+  lease: SealerLease;
+  service: LedgerService;
+  producer: BlockProducer;
+  writer: SubmissionWriter;
+  /** Stops accepting, seals what is pending, closes the store. */
+  stop(): Promise<void>;
+};
+
+/** A store given here is closed by `stop`; without a lease it is taken to be this process's alone. */
+export type LedgerOptions = {
+  logger?: Logger;
+  clock?: Clock;
+  store?: LedgerStore;
+  lease?: SealerLease;
+  /** The folder of the built explorer, served at `/` when it holds an index.html. */
+  explorer_root?: string;
+};
+
+/** The store, and the lease that decides which instance seals blocks in it. */
+export type Storage = { store: LedgerStore; lease: SealerLease };
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.log_level, base: { service: 'tabula' } });
+}
+
+export async function openStorage(config: Config, logger: Logger): Promise<Storage> {
+  const database = config.database;
+  if (database.kind === 'sqlite') return { store: SqliteStore.open({ path: database.path }), lease: new SoleSealerLease() };
+  const connection = { url: database.url, schema: database.schema };
+  return { store: await PostgresStore.open({ ...connection, logger }), lease: new PostgresSealerLease(connection, logger) };
+}
+
+/**
+ * Rate-limit counts: in Redis for every instance when REDIS_URL is set, else in memory. Redis that
+ * cannot be reached (at start or later) never stops the service: the counts fall back to memory.
+ */
+async function openRateLimitStore(config: Config, logger: Logger): Promise<{ store: RateLimitStore; close(): Promise<void> }> {
+  if (config.redis_url === undefined) return { store: new MemoryRateLimitStore(), close: async () => {} };
+  const redis = new RedisRateLimitStore({ url: config.redis_url, logger });
+  if (!(await redis.connected())) logger.warn('Redis cannot be reached at start; rate limits are counted per instance until it can');
+  return { store: new FailOpenRateLimitStore(redis, new MemoryRateLimitStore(), logger), close: () => redis.close() };
+}
+
+export async function startLedger(config: Config, options: LedgerOptions = {}): Promise<Ledger> {
+  const logger = options.logger ?? createLogger(config);
+  const clock = options.clock ?? systemClock;
+  const { store, lease } = options.store === undefined
+    ? await openStorage(config, logger)
+    : { store: options.store, lease: options.lease ?? new SoleSealerLease() };
+  const tokens = new TokenRegistry(await claimNativeSymbol(store, config.native_symbol));
+  const metrics = new LedgerMetrics();
+  const writer = new SubmissionWriter(store);
+  metrics.watchQueues({ writer_queue_length: () => writer.queue_length, pending_transactions: () => store.pendingCount() });
+  const service = new LedgerService(store, writer, tokens, clock, { native_price_units: config.native_price_units });
+  const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max };
+  const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer: metrics });
+  await producer.ensureGenesis();
+  const dev_secret = hasJwtKeys(config.jwt) ? undefined : readOrCreateDevSecret(config.data_dir);
+  if (dev_secret !== undefined) {
+    logger.warn(
+      { secret_file: devSecretPath(config.data_dir) },
+      'no identity provider configured: development tokens only; mint one with `npm run token -- <user> [--admin]`',
+    );
+  }
+  const verifier = await createTokenVerifier({
+    jwt: config.jwt, admin_scope: config.admin_scope, dev_secret, on_cache_lookup: (hit) => metrics.tokenCacheLookup(hit),
+  });
+  const rate_limit_store = await openRateLimitStore(config, logger);
+  const rate_limiter = new RateLimiter(rate_limit_store.store, config.rate_limit_max, config.rate_limit_window_ms);
+  const api_key_check = config.api_keys.length > 0 ? createApiKeyCheck(config.api_keys) : null;
+  // Only the development secret (never JWT_SECRET, never production) lets the explorer mint tokens.
+  const dev_tokens = dev_secret !== undefined && !config.production
+    ? createDevTokenSigner({ secret: dev_secret, admin_scope: config.admin_scope })
+    : undefined;
+  const explorer_root = explorerRoot(options.explorer_root, logger);
+  // /metrics: on its own port when METRICS_PORT is set, else on the API port only when METRICS_TOKEN guards it.
+  const metrics_route = config.metrics_port === undefined && config.metrics_token !== undefined ? { token: config.metrics_token } : null;
+  const app = await buildServer({
+    service, tokens, verifier, api_key_check, rate_limiter, clock, logger, metrics, metrics_route, dev_tokens, explorer_root,
+    cors_origins: config.cors_origins,
+  });
+  const metrics_app = config.metrics_port === undefined ? null : await buildMetricsServer(metrics, config.metrics_token, logger);
+  producer.start();
+  const prune = setInterval(() => void service.pruneIdempotency().catch((error) => logger.error({ err: error }, 'pruning idempotency keys failed')), IDEMPOTENCY_PRUNE_INTERVAL_MS);
+  prune.unref();
+
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      clearInterval(prune);
+      await metrics_app?.close();
+      await app.close();
+      await writer.drain();
+      await producer.stop();
+      if (producer.halted === null && lease.held()) await producer.drain(SHUTDOWN_BLOCKS_MAX);
+      await lease.release();
+      await rate_limit_store.close();
+      await store.close();
+    })();
+    return stopping;
+  };
+  return { app, metrics_app, metrics, store, lease, service, producer, writer, stop };
+}
+
+function explorerRoot(root: string | undefined, logger: Logger): string | undefined {
+  if (root === undefined) return undefined;
+  if (fs.existsSync(path.join(root, 'index.html'))) return root;
+  logger.warn({ explorer_root: root }, 'the explorer is not built (run `npm run build`): serving the API only');
+  return undefined;
+}
+
+/** The native symbol is part of every hash: it is fixed when the ledger is created. */
+async function claimNativeSymbol(store: LedgerStore, configured: string): Promise<string> {
+  const stored = await store.claimSetting('native_symbol', configured);
+  if (stored !== configured) {
+    throw new ConfigError('NATIVE_SYMBOL', `this ledger was created with ${stored}; it cannot change to ${configured}`);
+  }
+  return stored;
+}

@@ -1,0 +1,126 @@
+/**
+ * The service's Prometheus metrics (prom-client). One `Registry` per ledger, built by the
+ * composition and handed to whatever records into it: nothing registers into prom-client's global
+ * default registry, so two ledgers in one process (as in tests) never mix their numbers.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { BlockSealObserver, SealedBlockSummary } from '../service/block-producer.js';
+
+/** Where the depth gauges read from when Prometheus scrapes. */
+export type QueueSources = {
+  /** Submissions waiting for their group commit. */
+  writer_queue_length(): number;
+  /** Transactions stored as pending, not yet in a block. */
+  pending_transactions(): Promise<number>;
+};
+
+const HTTP_DURATION_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const SEAL_DURATION_BUCKETS_S = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const BLOCK_SIZE_BUCKETS = [1, 10, 100, 1000, 10_000, 100_000];
+/** Label children cached per route/status at the most, so odd requests cannot grow memory without bound. */
+const CACHED_CHILDREN_MAX = 1000;
+
+export class LedgerMetrics implements BlockSealObserver {
+  readonly registry: Registry;
+  private readonly http_duration: Histogram<'method' | 'route' | 'status_code'>;
+  private readonly submissions: Counter<'type' | 'outcome'>;
+  private readonly sealed: Counter<'type' | 'status' | 'error'>;
+  private readonly seal_duration: Histogram;
+  private readonly block_size: Histogram;
+  private readonly token_cache: Counter<'result'>;
+  private readonly http_children = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>();
+
+  constructor(registry: Registry = new Registry()) {
+    this.registry = registry;
+    const registers = [registry];
+    collectDefaultMetrics({ register: registry });
+    this.http_duration = new Histogram({
+      name: 'tabula_http_request_duration_seconds',
+      help: 'HTTP requests by method, route and status: count and duration in seconds',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: HTTP_DURATION_BUCKETS_S,
+      registers,
+    });
+    this.submissions = new Counter({
+      name: 'tabula_submissions_total',
+      help: 'Submitted transactions by type and outcome (accepted, replayed, or the error code that refused them)',
+      labelNames: ['type', 'outcome'],
+      registers,
+    });
+    this.sealed = new Counter({
+      name: 'tabula_transactions_sealed_total',
+      help: 'Transactions sealed into blocks, by type, status (confirmed or failed) and error',
+      labelNames: ['type', 'status', 'error'],
+      registers,
+    });
+    this.seal_duration = new Histogram({
+      name: 'tabula_block_seal_duration_seconds',
+      help: 'Time to seal one block: read pending, apply, hash, and commit',
+      buckets: SEAL_DURATION_BUCKETS_S,
+      registers,
+    });
+    this.block_size = new Histogram({ name: 'tabula_block_transactions', help: 'Transactions per sealed block', buckets: BLOCK_SIZE_BUCKETS, registers });
+    this.token_cache = new Counter({
+      name: 'tabula_token_cache_lookups_total',
+      help: 'Lookups in the cache of verified tokens, by result (hit or miss)',
+      labelNames: ['result'],
+      registers,
+    });
+    // Created up front so both series exist (at 0) from the start.
+    this.token_cache.inc({ result: 'hit' }, 0);
+    this.token_cache.inc({ result: 'miss' }, 0);
+  }
+
+  /** Registers the gauges that read queue depths at scrape time. */
+  watchQueues(sources: QueueSources): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'tabula_submission_queue_depth',
+      help: 'Submissions waiting for their group commit',
+      registers,
+      collect() {
+        this.set(sources.writer_queue_length());
+      },
+    });
+    new Gauge({
+      name: 'tabula_pending_transactions',
+      help: 'Transactions stored as pending and not yet sealed into a block',
+      registers,
+      async collect() {
+        this.set(await sources.pending_transactions());
+      },
+    });
+  }
+
+  httpRequest(method: string, route: string, status_code: number, duration_ms: number): void {
+    const key = `${method} ${route} ${status_code}`;
+    let child = this.http_children.get(key);
+    if (child === undefined) {
+      child = this.http_duration.labels(method, route, String(status_code));
+      if (this.http_children.size < CACHED_CHILDREN_MAX) this.http_children.set(key, child);
+    }
+    child.observe(duration_ms / 1000);
+  }
+
+  submission(type: string, outcome: string, count = 1): void {
+    this.submissions.inc({ type, outcome }, count);
+  }
+
+  tokenCacheLookup(hit: boolean): void {
+    this.token_cache.inc({ result: hit ? 'hit' : 'miss' });
+  }
+
+  blockSealed(summary: SealedBlockSummary): void {
+    this.seal_duration.observe(summary.duration_ms / 1000);
+    this.block_size.observe(summary.transactions);
+    for (const [key, count] of summary.outcomes) {
+      const [type, status, error] = key.split(' ') as [string, string, string];
+      this.sealed.inc({ type, status, error }, count);
+    }
+  }
+
+  /** The exposition text and its content type. */
+  async exposition(): Promise<{ content_type: string; body: string }> {
+    return { content_type: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Cluster-wide rate limits through Redis, and what happens without Redis: the limit falls back to
+ * each instance's own memory, with a logged warning, and no request ever fails because of it.
+ * Uses the Redis at TEST_REDIS_URL (default redis://127.0.0.1:6379) and, for the "Redis dies" case, a
+ * redis-server of its own on a free loopback port.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryRateLimitStore } from '../../src/http/rate-limit.js';
+import { FailOpenRateLimitStore, RedisRateLimitStore } from '../../src/http/redis-rate-limit.js';
+import { clientFor, expectProblem } from '../http/client.js';
+import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const WINDOW_MS = 60_000;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** A pino logger whose lines the test can read. */
+function capturingLogger(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({ write(chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done(); } });
+  return { logger: pino({ level: 'warn' }, stream), lines };
+}
+
+const unique = (name: string) => `${name}-${randomBytes(6).toString('hex')}`;
+
+describe('Redis rate-limit store', () => {
+  const closers: Array<() => Promise<unknown> | unknown> = [];
+  afterEach(async () => { for (const close of closers.splice(0).reverse()) await close(); });
+
+  function redisStore(url = REDIS_URL, logger?: pino.Logger, key_prefix = `${unique('tabula-test')}:`): RedisRateLimitStore {
+    const store = new RedisRateLimitStore({ url, key_prefix, ...(logger ? { logger } : {}) });
+    closers.push(() => store.close());
+    return store;
+  }
+
+  it('counts concurrent hits exactly once each, per key and window, and lets keys expire', async () => {
+    const key_prefix = `${unique('tabula-test')}:`;
+    const store = redisStore(REDIS_URL, undefined, key_prefix);
+    expect(await store.connected(5000)).toBe(true);
+    const now_ms = Date.now();
+    const counts = await Promise.all(Array.from({ length: 50 }, () => store.hit('sub:alice', WINDOW_MS, now_ms)));
+    expect(counts.map((count) => count.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, index) => index + 1));
+    expect(new Set(counts.map((count) => count.reset_ms))).toEqual(new Set([now_ms - (now_ms % WINDOW_MS) + WINDOW_MS]));
+    expect((await store.hit('sub:bob', WINDOW_MS, now_ms)).count).toBe(1);
+    expect((await store.hit('sub:alice', WINDOW_MS, now_ms + WINDOW_MS)).count).toBe(1);
+
+    const inspector = new Redis(REDIS_URL);
+    closers.push(() => inspector.quit());
+    const ttl_ms = await inspector.pttl(`${key_prefix}sub:alice:${now_ms - (now_ms % WINDOW_MS)}`);
+    expect(ttl_ms).toBeGreaterThan(0);
+    expect(ttl_ms).toBeLessThanOrEqual(WINDOW_MS);
+  });
+
+  it('counts a batch by its cost, and starts the window (with its expiry) on a costly first hit', async () => {
+    const key_prefix = `${unique('tabula-test')}:`;
+    const store = redisStore(REDIS_URL, undefined, key_prefix);
+    expect(await store.connected(5000)).toBe(true);
+    const now_ms = Date.now();
+    expect((await store.hit('sub:batcher', WINDOW_MS, now_ms, 250)).count).toBe(250);
+    expect((await store.hit('sub:batcher', WINDOW_MS, now_ms)).count).toBe(251);
+    const inspector = new Redis(REDIS_URL);
+    closers.push(() => inspector.quit());
+    expect(await inspector.pttl(`${key_prefix}sub:batcher:${now_ms - (now_ms % WINDOW_MS)}`)).toBeGreaterThan(0);
+  });
+
+  it('shares one limit among instances', async () => {
+    const ledgers: TestLedger[] = [];
+    for (let index = 0; index < 2; index += 1) {
+      const ledger = await startTestLedger({ REDIS_URL, RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) });
+      closers.push(() => ledger.close());
+      ledgers.push(ledger);
+    }
+    const sub = unique('carol');
+    const token = await ledgers[0]!.token(sub);
+    const [first, second] = ledgers.map((ledger) => clientFor(ledger, token)) as [ReturnType<typeof clientFor>, ReturnType<typeof clientFor>];
+    const statuses = [];
+    for (let index = 0; index < 4; index += 1) statuses.push((await (index % 2 === 0 ? first : second).get('/api/stats')).status);
+    expect(statuses).toEqual([200, 200, 200, 200]);
+    expectProblem(await first.get('/api/stats'), 429, 'rate_limited');
+    expectProblem(await second.get('/api/stats'), 429, 'rate_limited');
+    expect((await second.get('/api/stats', await ledgers[1]!.token(unique('dave')))).status).toBe(200);
+  });
+
+  it('without Redis (nothing listens at REDIS_URL), counts in memory: every request answered, never a 5xx', async () => {
+    const closed_url = `redis://127.0.0.1:${await freePort()}`;
+    const ledger = await startTestLedger({ REDIS_URL: closed_url, RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) });
+    closers.push(() => ledger.close());
+    const client = clientFor(ledger, await ledger.token('erin'));
+    const answers = [];
+    for (let index = 0; index < 3; index += 1) answers.push(await client.get('/api/stats'));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    expect(answers[2]!.headers.ratelimit).toMatch(/remaining=0/);
+    expectProblem(await client.get('/api/stats'), 429, 'rate_limited');
+    const submitted = await clientFor(ledger, await ledger.token('ops', { admin: true }))
+      .post('/api/transactions/submit', { from: 'ops', to: 'erin', amount: 1, token: 'TAB', type: 'mint' });
+    expect(submitted.status).toBe(202);
+  });
+
+  it('falls back with one throttled warning while Redis is away, and counts in Redis again when it is back', async () => {
+    const port = await freePort();
+    const start = async (): Promise<ChildProcess> => {
+      const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
+      await vi.waitFor(async () => { await probe.connect().catch(async () => { probe.disconnect(); throw new Error('not up'); }); }, { timeout: 10_000, interval: 100 });
+      await probe.quit();
+      return server;
+    };
+    const stop = (server: ChildProcess) => new Promise<void>((resolve) => { server.once('exit', () => resolve()); server.kill('SIGKILL'); });
+    let server = await start();
+    closers.push(() => (server.exitCode === null && server.signalCode === null ? stop(server) : undefined));
+
+    const { logger, lines } = capturingLogger();
+    const redis = redisStore(`redis://127.0.0.1:${port}`, logger);
+    const store = new FailOpenRateLimitStore(redis, new MemoryRateLimitStore(), logger);
+    const now_ms = Date.now();
+    expect(await redis.connected(5000)).toBe(true);
+    expect((await store.hit('sub:frank', WINDOW_MS, now_ms)).count).toBe(1);
+    expect((await store.hit('sub:frank', WINDOW_MS, now_ms)).count).toBe(2);
+    expect(store.fallbacks).toBe(0);
+
+    await stop(server);
+    const during = [];
+    for (let index = 0; index < 5; index += 1) during.push((await store.hit('sub:frank', WINDOW_MS, now_ms)).count);
+    expect(during).toEqual([1, 2, 3, 4, 5]); // this process's memory: the Redis counts are out of reach
+    expect(store.fallbacks).toBe(5);
+    const warnings = lines.filter((line) => String(line.msg).includes('counting in this instance'));
+    expect(warnings).toHaveLength(1);
+
+    server = await start();
+    await vi.waitFor(async () => {
+      const before = store.fallbacks;
+      await store.hit('probe', WINDOW_MS, now_ms);
+      expect(store.fallbacks).toBe(before);
+    }, { timeout: 10_000, interval: 200 });
+    const fallbacks_before = store.fallbacks;
+    expect((await store.hit('sub:grace', WINDOW_MS, now_ms)).count).toBe(1);
+    expect((await store.hit('sub:grace', WINDOW_MS, now_ms)).count).toBe(2);
+    expect(store.fallbacks).toBe(fallbacks_before);
+  });
+});
