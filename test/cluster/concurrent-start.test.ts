@@ -1,0 +1,44 @@
+/**
+ * Instances started at the same moment on an empty database all come up: the migrations run once
+ * under their lock, one genesis block is written, one native symbol is claimed, one instance seals.
+ * Done for several fresh schemas, because a race shows itself only sometimes.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { startLedgerProcess, type LedgerProcess } from '../support/ledger-process.js';
+import { connectToSchema, createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+const ROUNDS = 3;
+
+describe('instances starting together on an empty database', () => {
+  const started: LedgerProcess[] = [];
+  const databases: TestDatabase[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((instance) => instance.kill('SIGTERM')));
+    for (const database of databases.splice(0)) await database.drop();
+  });
+
+  it.each(Array.from({ length: ROUNDS }, (_, round) => round + 1))('both come up (round %i)', async () => {
+    const database = await createTestDatabase('postgres');
+    databases.push(database);
+    const env = { DATABASE_URL: database.url, JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '100' };
+    const pair = await Promise.all([startLedgerProcess('first', env), startLedgerProcess('second', env)]);
+    started.push(...pair);
+    await Promise.all(pair.map((instance) => instance.waitReady(30_000)));
+
+    const sql = await connectToSchema(database);
+    try {
+      expect((await sql.query('SELECT version FROM schema_migrations')).rows).toEqual([{ version: 1 }]);
+      expect((await sql.query('SELECT number::int AS number FROM blocks')).rows).toEqual([{ number: 0 }]);
+      expect((await sql.query('SELECT name, value FROM settings')).rows).toEqual([{ name: 'native_symbol', value: 'TAB' }]);
+    } finally {
+      await sql.end();
+    }
+    for (const instance of pair) {
+      const health = await fetch(`${instance.url}/healthz`);
+      expect(health.status).toBe(200);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(pair.filter((instance) => instance.logged('sealer lease acquired'))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * Start-up of the built service as an operator meets it: bad configuration stops it with a message
+ * naming the variable, production refuses to run without an identity provider, the ledger's native
+ * symbol cannot change under an existing database, and development mode works with the documented
+ * token command and the secret it keeps in the data folder.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ApiClient, serverErrors } from './support/http.js';
+import { REPOSITORY_ROOT, runUntilExit, ServiceProcess } from './support/service-process.js';
+
+describe('e2e: start-up and configuration', () => {
+  const services: ServiceProcess[] = [];
+
+  afterAll(async () => {
+    await Promise.all(services.map((service) => service.dispose()));
+    expect(serverErrors()).toEqual([]);
+  });
+
+  it.each([
+    ['PORT', 'not-a-port'],
+    ['BLOCK_INTERVAL_MS', '0'],
+    ['BLOCK_TXS_MAX', '-5'],
+    ['RATE_LIMIT_MAX', '1.5'],
+    ['JWT_ISSUER', 'ftp://idp.example'],
+    ['JWT_SECRET', 'too-short'],
+    ['API_KEYS', 'short'],
+    ['LOG_LEVEL', 'verbose'],
+    ['DATABASE_URL', 'mysql://db'],
+    ['NATIVE_PRICE_USD', '-1'],
+  ])('refuses %s=%s, naming the variable', async (variable, value) => {
+    const result = await runUntilExit({ JWT_SECRET: 'e2e-secret-that-is-at-least-32-bytes!!', [variable]: value });
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    expect(result.stderr).toContain(variable);
+  });
+
+  it('refuses to start in production without an identity provider', async () => {
+    const result = await runUntilExit({ NODE_ENV: 'production' });
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    expect(result.stderr).toMatch(/JWT_ISSUER/);
+  });
+
+  it('runs in development with the secret in its data folder and the documented token command', { timeout: 30_000 }, async () => {
+    const service = await ServiceProcess.start({ env: { BLOCK_INTERVAL_MS: '50' } });
+    services.push(service);
+    expect(fs.existsSync(path.join(service.dataDir, 'dev-jwt-secret'))).toBe(true);
+    const mint = (args: string[]): string => {
+      // `npm run token -- <user> [--admin]` runs `tsx src/cli/token.ts`; call it the same way.
+      const result = spawnSync(path.join(REPOSITORY_ROOT, 'node_modules', '.bin', 'tsx'), [path.join(REPOSITORY_ROOT, 'src', 'cli', 'token.ts'), ...args], {
+        cwd: REPOSITORY_ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: `sqlite:${service.databasePath}` },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(result.status, result.stderr).toBe(0);
+      return result.stdout.trim();
+    };
+    const admin = new ApiClient(() => service.baseUrl, { token: mint(['issuer', '--admin']) });
+    const user = new ApiClient(() => service.baseUrl, { token: mint(['dev-user']) });
+    const submitted = await admin.submit({ from: 'issuer', to: 'dev-user', amount: 1, token: 'TAB', type: 'mint' });
+    expect(submitted.status, submitted.text).toBe(202);
+    expect((await user.submit({ from: 'issuer', to: 'dev-user', amount: 1, token: 'TAB', type: 'mint' })).status).toBe(403);
+    expect((await user.balance('dev-user')).status).toBe(200);
+  });
+
+  it('keeps the native symbol the ledger was created with', { timeout: 30_000 }, async () => {
+    const service = await ServiceProcess.start({ env: { NATIVE_SYMBOL: 'GLD', JWT_SECRET: 'e2e-secret-that-is-at-least-32-bytes!!' } });
+    services.push(service);
+    expect((await service.stop()).code).toBe(0);
+    const result = await runUntilExit({ NATIVE_SYMBOL: 'SLV', JWT_SECRET: 'e2e-secret-that-is-at-least-32-bytes!!' }, { dataDir: service.dataDir });
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    expect(result.stderr).toContain('NATIVE_SYMBOL');
+    await service.restart();
+    expect(service.running).toBe(true);
+  });
+});
