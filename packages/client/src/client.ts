@@ -1,0 +1,319 @@
+/**
+ * `TabulaClient`: a typed method per endpoint, safe retries, and verification of what the service
+ * returns. Runs wherever `fetch` and WebCrypto do (Node ≥ 20, browsers).
+ */
+import { isHash } from '../../../src/domain/hex.js';
+import { ResponseFormatError, VerificationError, WaitTimeoutError } from './errors.js';
+import { parseWithExactNumbers } from './exact-json.js';
+import { ATTEMPTS_MAX, problemFrom, sleep, Transport, type Answer, type RequestSpec, type RetryOptions, type TokenProvider } from './transport.js';
+import type {
+  Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockPage, ChainVerification, HealthStatus,
+  InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, Transaction,
+} from './types.js';
+import { verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';
+
+export type TabulaClientOptions = {
+  /** Where the service is, e.g. `https://ledger.example.com` (without `/api`). */
+  baseUrl: string;
+  /** Sent as `X-API-Key` when set. */
+  apiKey?: string;
+  /** The bearer token, or a function returning it; the function is called again once after a 401. */
+  jwt?: string | TokenProvider;
+  /** Per attempt; default 10 s. */
+  timeoutMs?: number;
+  retry?: RetryOptions;
+  /** Defaults to the global `fetch`. */
+  fetch?: typeof fetch;
+};
+
+export type WaitOptions = { timeoutMs?: number; intervalMs?: number; signal?: AbortSignal };
+export type ChainOptions = {
+  /** Called with each verified header, in order (e.g. for a progress bar). */
+  onBlock?: (header: BlockHeader) => void;
+  /** Blocks fetched ahead while one is verified: 1..16, default 4. */
+  concurrency?: number;
+  signal?: AbortSignal;
+};
+
+/** The most transactions `submitBatch` sends in one request (the service's limit). */
+export const BATCH_TRANSACTIONS_MAX = 1000;
+
+const TIMEOUT_MS_DEFAULT = 10_000;
+const WAIT_TIMEOUT_MS_DEFAULT = 60_000;
+const WAIT_INTERVAL_MS_DEFAULT = 500;
+const WAIT_INTERVAL_MS_MIN = 20;
+const CONCURRENCY_MAX = 16;
+const TRANSACTION_AMOUNTS = ['amount'];
+const BALANCE_AMOUNTS = ['native', 'usdg', 'total_usd'];
+const STATS_AMOUNTS = ['native_price', 'trading_volume_24h'];
+
+export class TabulaClient {
+  private readonly transport: Transport;
+
+  constructor(options: TabulaClientOptions) {
+    const base_url = new URL(options.baseUrl).toString().replace(/\/+$/, '');
+    const attempts = options.retry?.attempts ?? 4;
+    if (!Number.isInteger(attempts) || attempts < 1 || attempts > ATTEMPTS_MAX) throw new RangeError(`retry.attempts must be an integer from 1 to ${ATTEMPTS_MAX}`);
+    const fetcher = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.transport = new Transport({
+      base_url,
+      api_key: options.apiKey,
+      jwt: options.jwt,
+      timeout_ms: positive(options.timeoutMs ?? TIMEOUT_MS_DEFAULT, 'timeoutMs'),
+      retry: {
+        attempts,
+        base_delay_ms: positive(options.retry?.base_delay_ms ?? 200, 'retry.base_delay_ms'),
+        max_delay_ms: positive(options.retry?.max_delay_ms ?? 10_000, 'retry.max_delay_ms'),
+      },
+      fetch: fetcher,
+    });
+  }
+
+  /** `GET /healthz`: the process is up. No token needed. */
+  async health(): Promise<HealthStatus> {
+    return json(await this.get('/healthz', { auth: false })) as HealthStatus;
+  }
+
+  /** `GET /readyz`: the store answers (a 503 `not_ready` throws `ServerError`). No token needed. */
+  async ready(): Promise<HealthStatus> {
+    return json(await this.get('/readyz', { auth: false })) as HealthStatus;
+  }
+
+  /**
+   * `POST /api/transactions/submit`. Sends an `Idempotency-Key` (a random UUID unless given) and
+   * retries network errors, timeouts, 429 and 5xx with the same key, so a retry never creates a
+   * second transaction: the service answers it with the first receipt (`replayed: true`).
+   */
+  async submitTransaction(request: SubmitTransactionRequest, options: { idempotencyKey?: string; signal?: AbortSignal } = {}): Promise<SubmitReceipt> {
+    const idempotency_key = options.idempotencyKey ?? randomKey();
+    const answer = await this.transport.send({
+      method: 'POST', path: '/api/transactions/submit', body: request, headers: { 'idempotency-key': idempotency_key },
+      retry: true, auth: true, signal: options.signal,
+    });
+    const receipt = json(answer) as Omit<SubmitReceipt, 'replayed' | 'idempotency_key'>;
+    return { ...receipt, replayed: answer.headers.get('idempotent-replayed') === 'true', idempotency_key };
+  }
+
+  /**
+   * `POST /api/transactions/batch`: 1 to 1000 submissions in one request, all accepted ones stored in
+   * one durable commit, each answered on its own and in order (`results[i]` is for `transactions[i]`).
+   * Every item is sent with an `idempotency_key` (a random UUID unless it has one), and the batch is
+   * retried like `submitTransaction` (network errors, timeouts, 429 and 5xx, same body), so a retry
+   * never stores an item twice: the service answers a repeat with the first receipt (`replayed: true`).
+   * An item the service refuses is a result carrying its problem, not an error; only a refusal of the
+   * whole batch throws (`PayloadTooLargeError` over 1 MiB, `RateLimitedError`, …). An empty batch or
+   * one over `BATCH_TRANSACTIONS_MAX` throws a `RangeError` before anything is sent.
+   */
+  async submitBatch(transactions: readonly BatchTransactionRequest[], options: { signal?: AbortSignal } = {}): Promise<BatchReceipt> {
+    if (transactions.length < 1 || transactions.length > BATCH_TRANSACTIONS_MAX) {
+      throw new RangeError(`a batch holds 1 to ${BATCH_TRANSACTIONS_MAX} transactions, got ${transactions.length}: split it into several submitBatch calls`);
+    }
+    const items = transactions.map((transaction) => ({ ...transaction, idempotency_key: transaction.idempotency_key ?? randomKey() }));
+    const answer = await this.transport.send({
+      method: 'POST', path: '/api/transactions/batch', body: { transactions: items }, retry: true, auth: true, signal: options.signal,
+    });
+    return batchReceiptOf(json(answer), items.map((item) => item.idempotency_key));
+  }
+
+  /** `GET /api/transactions/{hash}`. */
+  async getTransaction(hash: string, options: { signal?: AbortSignal } = {}): Promise<Transaction> {
+    const wanted = checkedHash(hash);
+    const record = exact(await this.get(`/api/transactions/${wanted}`, options), TRANSACTION_AMOUNTS) as Transaction;
+    if (record.tx_hash !== wanted) throw new VerificationError('record_mismatch', `asked for transaction ${wanted}, got ${String(record.tx_hash)}`, { tx_hash: wanted });
+    return record;
+  }
+
+  /** `GET /api/transactions/{hash}/proof`; 404 `transaction_not_sealed` while pending. */
+  async getProof(hash: string, options: { signal?: AbortSignal } = {}): Promise<InclusionProof> {
+    const wanted = checkedHash(hash);
+    const proof = json(await this.get(`/api/transactions/${wanted}/proof`, options)) as InclusionProof;
+    if (proof.tx_hash !== wanted) throw new VerificationError('record_mismatch', `asked for the proof of ${wanted}, got one for ${String(proof.tx_hash)}`, { tx_hash: wanted });
+    return proof;
+  }
+
+  /** `GET /api/balance/{userId}`: confirmed balances; an unknown user has zeros. */
+  async getBalance(userId: string, options: { signal?: AbortSignal } = {}): Promise<Balance> {
+    return exact(await this.get(`/api/balance/${encodeURIComponent(userId)}`, options), BALANCE_AMOUNTS) as Balance;
+  }
+
+  /** `GET /api/blocks?limit&offset`: headers, newest first. */
+  async listBlocks(page: { limit?: number; offset?: number } = {}, options: { signal?: AbortSignal } = {}): Promise<BlockPage> {
+    const query = new URLSearchParams();
+    if (page.limit !== undefined) query.set('limit', String(page.limit));
+    if (page.offset !== undefined) query.set('offset', String(page.offset));
+    const search = query.toString();
+    const suffix = search === '' ? '' : `?${search}`;
+    return json(await this.get(`/api/blocks${suffix}`, options)) as BlockPage;
+  }
+
+  /** `GET /api/blocks/{number}`: the header and the block's transaction hashes in order. */
+  async getBlock(number: number, options: { signal?: AbortSignal } = {}): Promise<Block> {
+    if (!Number.isSafeInteger(number) || number < 0) throw new RangeError(`block number must be a non-negative integer, got ${number}`);
+    const block = json(await this.get(`/api/blocks/${number}`, options)) as Block;
+    if (block.number !== number) throw new VerificationError('record_mismatch', `asked for block ${number}, got block ${String(block.number)}`, { block_number: number });
+    return block;
+  }
+
+  /** `GET /api/stats`. */
+  async getStats(options: { signal?: AbortSignal } = {}): Promise<Stats> {
+    return exact(await this.get('/api/stats', options), STATS_AMOUNTS) as Stats;
+  }
+
+  /** Polls until the transaction is `confirmed` or `failed` and returns it; `WaitTimeoutError` after `timeoutMs`. */
+  async waitForTransaction(hash: string, options: WaitOptions = {}): Promise<Transaction> {
+    const timeout_ms = positive(options.timeoutMs ?? WAIT_TIMEOUT_MS_DEFAULT, 'timeoutMs');
+    const interval_ms = Math.max(WAIT_INTERVAL_MS_MIN, positive(options.intervalMs ?? WAIT_INTERVAL_MS_DEFAULT, 'intervalMs'));
+    const deadline = Date.now() + timeout_ms;
+    for (;;) {
+      const transaction = await this.getTransaction(hash, { ...(options.signal ? { signal: options.signal } : {}) });
+      if (transaction.status !== 'pending') return transaction;
+      const left_ms = deadline - Date.now();
+      if (left_ms <= 0) throw new WaitTimeoutError(transaction.tx_hash, timeout_ms);
+      await sleep(Math.min(interval_ms, left_ms), options.signal);
+    }
+  }
+
+  /** Recomputes a transaction's hash from its record (exact amount, metadata, nonce, timestamp). */
+  async verifyTransaction(transaction: Transaction): Promise<void> {
+    await verifyTransaction(transaction);
+  }
+
+  /**
+   * Verifies an inclusion proof: the root recomputed from `tx_hash` and `audit_path` must equal the
+   * `transactions_root` inside a block header whose recomputed hash is `block_hash`. The header is
+   * fetched unless given; pass one from `verifyChain` to anchor the proof to a chain you verified
+   * (a server that forges a whole block can only be caught against such an anchor).
+   */
+  async verifyInclusion(proof: InclusionProof, options: { header?: BlockHeader; signal?: AbortSignal } = {}): Promise<{ header: BlockHeader }> {
+    const header = options.header ?? headerOf(await this.getBlock(proof.block_number, { ...(options.signal ? { signal: options.signal } : {}) }));
+    await verifyInclusionAgainst(proof, header);
+    return { header };
+  }
+
+  /**
+   * Verifies one block by itself: the root from its transaction list, the hash from its header, and
+   * (given `parent`, or for genesis) the link. Nothing the server states is taken as is.
+   */
+  async verifyBlock(block: Block, options: { parent?: BlockHeader } = {}): Promise<void> {
+    await verifyBlock(block, options.parent);
+  }
+
+  /**
+   * Walks blocks `fromBlock`..`toBlock` (default: 0 to the newest), recomputing every root and hash
+   * and checking every link; from genesis when `fromBlock` is 0, else from block `fromBlock − 1`,
+   * whose own content is verified and whose hash anchors the walk. Throws a `VerificationError`
+   * naming the first bad block.
+   */
+  async verifyChain(fromBlock = 0, toBlock?: number, options: ChainOptions = {}): Promise<ChainVerification> {
+    const signal_option = options.signal ? { signal: options.signal } : {};
+    const to = toBlock ?? (await this.latestBlockNumber(signal_option));
+    if (!Number.isSafeInteger(fromBlock) || fromBlock < 0 || !Number.isSafeInteger(to) || to < fromBlock) {
+      throw new RangeError(`verifyChain needs 0 ≤ fromBlock ≤ toBlock (got ${fromBlock}..${to})`);
+    }
+    const concurrency = Math.min(CONCURRENCY_MAX, Math.max(1, options.concurrency ?? 4));
+    let parent: BlockHeader | null = null;
+    if (fromBlock > 0) {
+      const anchor = await this.getBlock(fromBlock - 1, signal_option);
+      await verifyBlock(anchor);
+      parent = headerOf(anchor);
+    }
+    const ahead: Promise<Block>[] = [];
+    let next_fetch = fromBlock;
+    const fill = (): void => {
+      while (ahead.length < concurrency && next_fetch <= to) {
+        const pending = this.getBlock(next_fetch, signal_option);
+        pending.catch(() => undefined); // awaited in order below; keep early failures from being unhandled
+        ahead.push(pending);
+        next_fetch += 1;
+      }
+    };
+    for (let number = fromBlock; number <= to; number += 1) {
+      fill();
+      const block = await (ahead.shift() as Promise<Block>);
+      await verifyChainLink(block, parent);
+      parent = headerOf(block);
+      options.onBlock?.(parent);
+    }
+    return { from: fromBlock, to, blocks_verified: to - fromBlock + 1, head: parent as BlockHeader };
+  }
+
+  private async latestBlockNumber(options: { signal?: AbortSignal }): Promise<number> {
+    const page = await this.listBlocks({ limit: 1 }, options);
+    const newest = page.blocks[0];
+    if (newest === undefined) throw new ResponseFormatError('the service lists no blocks (not even genesis)');
+    return newest.number;
+  }
+
+  private get(path: string, options: { auth?: boolean; signal?: AbortSignal | undefined }): Promise<Answer> {
+    const spec: RequestSpec = { method: 'GET', path, retry: true, auth: options.auth ?? true, signal: options.signal };
+    return this.transport.send(spec);
+  }
+}
+
+function headerOf(block: Block): BlockHeader {
+  const { number, hash, parent_hash, timestamp, transactions_count, transactions_root } = block;
+  return { number, hash, parent_hash, timestamp, transactions_count, transactions_root };
+}
+
+/** Checks that the service answered every item, in order, and counts the results itself. */
+function batchReceiptOf(body: unknown, idempotency_keys: readonly string[]): BatchReceipt {
+  const results = (body as { results?: unknown } | null)?.results;
+  if (!Array.isArray(results) || results.length !== idempotency_keys.length) {
+    const count = Array.isArray(results) ? results.length : 'no';
+    throw new ResponseFormatError(`the batch answer has ${count} results for ${idempotency_keys.length} transactions`);
+  }
+  const typed = results.map((result: unknown, index) => batchItemResultOf(result, index, idempotency_keys[index] as string));
+  const accepted = typed.filter((result) => result.error === undefined).length;
+  return { accepted, rejected: typed.length - accepted, results: typed };
+}
+
+function batchItemResultOf(value: unknown, index: number, idempotency_key: string): BatchItemResult {
+  const result = value as { index?: unknown; status?: unknown; tx_hash?: unknown; timestamp?: unknown; replayed?: unknown; error?: unknown } | null;
+  if (typeof result !== 'object' || result === null || result.index !== index) {
+    throw new ResponseFormatError(`the batch answer's result ${index} is not the one for transaction ${index}`);
+  }
+  const { status, tx_hash, timestamp } = result;
+  if (status === 202 && typeof tx_hash === 'string' && isHash(tx_hash) && Number.isSafeInteger(timestamp)) {
+    return { index, status, tx_hash, timestamp: timestamp as number, replayed: result.replayed === true, idempotency_key };
+  }
+  const problem = typeof status === 'number' && status >= 400 && status < 500 ? problemFrom(result.error, status) : null;
+  if (problem === null) throw new ResponseFormatError(`the batch answer's result ${index} is neither a receipt nor a 4xx problem`);
+  return { index, status: problem.status, error: problem, idempotency_key };
+}
+
+function json(answer: Answer): unknown {
+  try {
+    return JSON.parse(answer.text) as unknown;
+  } catch (error) {
+    throw new ResponseFormatError(`the service answered ${answer.status} with a body that is not JSON`, { cause: error });
+  }
+}
+
+function exact(answer: Answer, amount_fields: readonly string[]): Record<string, unknown> {
+  try {
+    return parseWithExactNumbers(answer.text, amount_fields);
+  } catch (error) {
+    throw new ResponseFormatError(`the service answered ${answer.status} with a body that is not a JSON object`, { cause: error });
+  }
+}
+
+function checkedHash(hash: string): string {
+  const lower = hash.toLowerCase();
+  if (!isHash(lower)) throw new RangeError(`not a hash (0x + 64 hex digits): ${hash}`);
+  return lower;
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number of milliseconds`);
+  return value;
+}
+
+/** A random UUID v4 (`crypto.randomUUID` where available: it needs a secure context in browsers). */
+export function randomKey(): string {
+  if (typeof globalThis.crypto.randomUUID === 'function') return globalThis.crypto.randomUUID();
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

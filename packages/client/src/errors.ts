@@ -1,0 +1,120 @@
+/**
+ * Every error the SDK throws is a `TabulaError`. Branch on the class (`instanceof NotFoundError`) or
+ * on `code`: for API errors it is the stable snake_case code of the problem+json body (the table in
+ * docs/api.md); for verification errors it names the check that failed.
+ */
+import type { CheckCode } from '../../../src/domain/chain-verification.js';
+
+/** RFC 9457 problem details, as every Tabula error response carries them. */
+export type Problem = {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: { field: string; message: string }[];
+};
+
+export class TabulaError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The API answered with an error status. */
+export class ApiError extends TabulaError {
+  readonly status: number;
+  readonly code: string;
+  readonly problem: Problem;
+  /** From `Retry-After`, when the answer carried one. */
+  readonly retry_after_ms: number | null;
+
+  constructor(problem: Problem, retry_after_ms: number | null = null) {
+    super(`${problem.status} ${problem.code}: ${problem.detail}`);
+    this.status = problem.status;
+    this.code = problem.code;
+    this.problem = problem;
+    this.retry_after_ms = retry_after_ms;
+  }
+}
+
+/** 400: invalid parameters or body (`validation_failed`, `invalid_amount`, `amount_too_precise`, …). */
+export class BadRequestError extends ApiError {}
+/** 401: missing or invalid token (`missing_token`, `invalid_token`) or API key (`invalid_api_key`). */
+export class UnauthorizedError extends ApiError {}
+/** 403: authenticated but not allowed (`admin_required`, `not_account_owner`). */
+export class ForbiddenError extends ApiError {}
+/** 404: no such transaction or block (`transaction_not_found`, `transaction_not_sealed`, `block_not_found`). */
+export class NotFoundError extends ApiError {}
+/** 413: the body is over 64 KiB (`payload_too_large`). */
+export class PayloadTooLargeError extends ApiError {}
+/** 415: a body without `Content-Type: application/json` (`unsupported_media_type`). */
+export class UnsupportedMediaTypeError extends ApiError {}
+/** 422: the `Idempotency-Key` was used before with another request (`idempotency_key_reused`). */
+export class IdempotencyConflictError extends ApiError {}
+/** 429: over the rate limit (`rate_limited`); `retry_after_ms` says when to come back. */
+export class RateLimitedError extends ApiError {}
+/** 5xx: the service failed (`internal_error`) or is unavailable (503 `service_overloaded`, …). */
+export class ServerError extends ApiError {}
+
+/** The request never got an answer: connection refused or reset, DNS, TLS… */
+export class NetworkError extends TabulaError {}
+
+/** No answer within the per-request timeout (after the allowed retries). */
+export class RequestTimeoutError extends TabulaError {
+  readonly timeout_ms: number;
+  constructor(timeout_ms: number, options?: { cause?: unknown }) {
+    super(`no answer within ${timeout_ms} ms`, options);
+    this.timeout_ms = timeout_ms;
+  }
+}
+
+/** `waitForTransaction` ran out of time while the transaction was still pending. */
+export class WaitTimeoutError extends TabulaError {
+  readonly tx_hash: string;
+  constructor(tx_hash: string, timeout_ms: number) {
+    super(`transaction ${tx_hash} is still pending after ${timeout_ms} ms`);
+    this.tx_hash = tx_hash;
+  }
+}
+
+/** A 2xx answer that is not the JSON the API documents. */
+export class ResponseFormatError extends TabulaError {}
+
+export type VerificationCode = CheckCode | 'record_mismatch';
+
+/**
+ * What the server sent does not verify: a recomputed hash, root or link differs from what it claims.
+ * `block_number` and `tx_hash` say where, when known.
+ */
+export class VerificationError extends TabulaError {
+  readonly code: VerificationCode;
+  readonly block_number: number | null;
+  readonly tx_hash: string | null;
+
+  constructor(code: VerificationCode, reason: string, where: { block_number?: number | null; tx_hash?: string | null } = {}) {
+    const place = where.block_number !== undefined && where.block_number !== null ? `block ${where.block_number}: ` : '';
+    const tx = where.tx_hash !== undefined && where.tx_hash !== null ? ` (transaction ${where.tx_hash})` : '';
+    super(`${place}${reason}${tx}`);
+    this.code = code;
+    this.block_number = where.block_number ?? null;
+    this.tx_hash = where.tx_hash ?? null;
+  }
+}
+
+const ERRORS_BY_STATUS: Record<number, new (problem: Problem, retry_after_ms: number | null) => ApiError> = {
+  400: BadRequestError,
+  401: UnauthorizedError,
+  403: ForbiddenError,
+  404: NotFoundError,
+  413: PayloadTooLargeError,
+  415: UnsupportedMediaTypeError,
+  422: IdempotencyConflictError,
+  429: RateLimitedError,
+};
+
+export function apiErrorFor(problem: Problem, retry_after_ms: number | null): ApiError {
+  const ErrorClass = ERRORS_BY_STATUS[problem.status] ?? (problem.status >= 500 ? ServerError : ApiError);
+  return new ErrorClass(problem, retry_after_ms);
+}

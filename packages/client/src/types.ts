@@ -1,0 +1,148 @@
+/** The records of the Tabula API (docs/api.md), as the SDK returns them. Timestamps are Unix seconds. */
+import type { JsonValue } from '../../../src/domain/canonical-json.js';
+import type { Problem } from './errors.js';
+
+export type { JsonValue };
+
+export type TransactionType = 'transfer' | 'mint' | 'burn';
+export type TransactionStatus = 'pending' | 'confirmed' | 'failed';
+
+export type SubmitTransactionRequest = {
+  from: string;
+  to: string;
+  /** A number, or a decimal string for exactness (`"92233720368.54775807"`). */
+  amount: number | string;
+  /** `TAB` (the native symbol) or `USDG`, any case. */
+  token: string;
+  type: TransactionType;
+  metadata?: { [key: string]: JsonValue };
+};
+
+export type SubmitReceipt = {
+  tx_hash: string;
+  status: 'pending';
+  timestamp: number;
+  /** True when the service answered a retry with the first submission's receipt (`Idempotent-Replayed`). */
+  replayed: boolean;
+  /** The `Idempotency-Key` the submission was sent with. */
+  idempotency_key: string;
+};
+
+/** One item of `submitBatch`: a submission plus, optionally, its own idempotency key. */
+export type BatchTransactionRequest = SubmitTransactionRequest & {
+  /** Like `Idempotency-Key` of a single submission (1..255 visible ASCII, scoped to the caller); a random UUID unless given. */
+  idempotency_key?: string;
+};
+
+/** A batch item the service stored as pending (or had stored before: `replayed`). Narrow with `error === undefined`. */
+export type BatchItemAccepted = {
+  /** The item's position in the request. */
+  index: number;
+  status: 202;
+  tx_hash: string;
+  timestamp: number;
+  /** True when the item's idempotency key matched an earlier submission, whose receipt this is. */
+  replayed: boolean;
+  /** The key the item was sent with (the caller's, or the one the SDK made up). */
+  idempotency_key: string;
+  error?: never;
+};
+
+/** A batch item the service refused (and stored nothing for); `status` is what a single submission would have had. */
+export type BatchItemRejected = {
+  index: number;
+  /** 400, 403 or 422: the 4xx the item would have had as a single submission. */
+  status: number;
+  /** The problem+json body, with the stable `code` of docs/api.md (`amount_too_precise`, `admin_required`, …). */
+  error: Problem;
+  idempotency_key: string;
+  tx_hash?: never;
+};
+
+export type BatchItemResult = BatchItemAccepted | BatchItemRejected;
+
+/** What `submitBatch` returns: one result per item, in request order (`results[i].index === i`). */
+export type BatchReceipt = {
+  /** Items with status 202, replays included. */
+  accepted: number;
+  /** Items with a 4xx status. */
+  rejected: number;
+  results: BatchItemResult[];
+};
+
+export type Transaction = {
+  tx_hash: string;
+  from: string;
+  to: string;
+  /** The amount as a double; may be rounded past 2^53 base units. Use `amount_text` for exactness. */
+  amount: number;
+  /** The exact decimal the service sent, e.g. `"90071992.54740993"`. */
+  amount_text: string;
+  token: string;
+  type: TransactionType;
+  metadata: { [key: string]: JsonValue };
+  status: TransactionStatus;
+  timestamp: number;
+  block_number: number | null;
+  block_hash: string | null;
+  position: number | null;
+  /** Why a failed transaction failed: `insufficient_funds`, `balance_overflow`. */
+  error: string | null;
+  /** Random per submission; part of the hashed encoding. */
+  nonce: string;
+};
+
+export type InclusionProof = {
+  tx_hash: string;
+  block_number: number;
+  block_hash: string;
+  transactions_root: string;
+  leaf_index: number;
+  tree_size: number;
+  audit_path: string[];
+};
+
+export type Balance = {
+  user_id: string;
+  native: number;
+  native_text: string;
+  usdg: number;
+  usdg_text: string;
+  total_usd: number;
+  total_usd_text: string;
+};
+
+export type BlockHeader = {
+  number: number;
+  hash: string;
+  parent_hash: string;
+  timestamp: number;
+  transactions_count: number;
+  transactions_root: string;
+};
+
+export type Block = BlockHeader & { transactions: string[] };
+
+export type BlockPage = { blocks: BlockHeader[]; total: number; limit: number; offset: number };
+
+export type Stats = {
+  total_transactions: number;
+  total_users: number;
+  native_price: number;
+  native_price_text: string;
+  trading_volume_24h: number;
+  trading_volume_24h_text: string;
+  active_users_24h: number;
+  latest_block_number: number;
+};
+
+export type HealthStatus = { status: string };
+
+/** What `verifyChain` checked. */
+export type ChainVerification = {
+  from: number;
+  to: number;
+  blocks_verified: number;
+  /** The last verified header: a trust anchor for later proofs (`verifyInclusion(proof, { header })`). */
+  head: BlockHeader;
+};

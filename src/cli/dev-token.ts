@@ -1,0 +1,31 @@
+/**
+ * Development tokens the running service accepts: HS256 with JWT_SECRET, or with the development
+ * secret in the data folder. Used by `npm run token` and `tabula token`; the signing itself is
+ * src/dev-token-signer.ts, shared with the explorer's `POST /dev/token`.
+ */
+import { parseArgs } from 'node:util';
+import type { Config } from '../config.js';
+import { readOrCreateDevSecret } from '../dev-secret.js';
+import { createDevTokenSigner, DEV_TOKEN_TTL_S_DEFAULT, DEV_TOKEN_TTL_S_MAX } from '../dev-token-signer.js';
+import { parseUserId } from '../domain/user-id.js';
+
+export const TOKEN_USAGE = '<user> [--admin] [--ttl <seconds>]';
+
+export async function mintDevToken(args: string[], config: Config): Promise<string> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { admin: { type: 'boolean', default: false }, ttl: { type: 'string' } },
+  });
+  const [user] = positionals;
+  if (user === undefined || positionals.length > 1) throw new Error(`usage: token ${TOKEN_USAGE}`);
+  const ttl_s = values.ttl === undefined ? DEV_TOKEN_TTL_S_DEFAULT : Number(values.ttl);
+  if (!Number.isInteger(ttl_s) || ttl_s < 1 || ttl_s > DEV_TOKEN_TTL_S_MAX) throw new Error(`--ttl must be an integer from 1 to ${DEV_TOKEN_TTL_S_MAX}`);
+  const signer = createDevTokenSigner({
+    secret: config.jwt.secret ?? readOrCreateDevSecret(config.data_dir),
+    admin_scope: config.admin_scope,
+    issuer: config.jwt.issuer,
+    audience: config.jwt.audience,
+  });
+  return signer.sign(parseUserId(user, 'user'), { admin: values.admin, ttl_s });
+}

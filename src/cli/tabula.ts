@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+/**
+ * `tabula`: the command line of the ledger. `serve` and `token` run the service and mint development
+ * tokens; every other command talks to a service over HTTP through the SDK (@tabula/client).
+ * Exit status: 0 done, 1 the service or the network failed, 2 bad usage, 3 a verification failed.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ApiError, TabulaClient, TabulaError } from '@tabula/client';
+import { clientSettings, readEnvironment, URL_DEFAULT, UsageError, type Environment } from './cli-config.js';
+import { balanceCommand, blockCommand, blocksCommand, statsCommand, submitCommand, transactionCommand, type Context } from './commands.js';
+import type { Output } from './output.js';
+import { verifyCommand } from './verify-command.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+const EXIT_FAILED = 1;
+const EXIT_USAGE = 2;
+const VERIFY_RETRY_DELAY_MS_MAX = 60_000;
+
+const CLIENT_OPTIONS: Options = {
+  url: { type: 'string' },
+  jwt: { type: 'string' },
+  'api-key': { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  json: { type: 'boolean', default: false },
+};
+
+const COMMAND_OPTIONS: Record<string, Options> = {
+  submit: {
+    from: { type: 'string' }, to: { type: 'string' }, amount: { type: 'string' }, token: { type: 'string' }, type: { type: 'string' },
+    metadata: { type: 'string' }, 'idempotency-key': { type: 'string' }, wait: { type: 'boolean', default: false },
+  },
+  tx: { proof: { type: 'boolean', default: false } },
+  balance: {},
+  blocks: { limit: { type: 'string' }, offset: { type: 'string' } },
+  block: {},
+  stats: {},
+  verify: { from: { type: 'string' }, to: { type: 'string' }, progress: { type: 'boolean', default: false } },
+};
+
+export const HELP = `tabula: the command line of the Tabula ledger
+
+  tabula serve [--port <n>] [--host <address>]   run the service (configured by its environment, see README)
+  tabula token <user> [--admin] [--ttl <seconds>]   mint a development token the service accepts
+
+  tabula submit --from <id> --to <id> --amount <decimal> --token <TAB|USDG> [--type transfer|mint|burn]
+                [--metadata <json>] [--idempotency-key <key>] [--wait]
+  tabula tx <tx_hash> [--proof]                  a transaction (or its inclusion proof)
+  tabula balance <user_id>
+  tabula blocks [--limit <1..100>] [--offset <n>]
+  tabula block <number|latest>
+  tabula stats
+  tabula verify [--from <n>] [--to <n>] [--progress]
+                                                 walk the chain, recompute every root, hash and link
+  tabula verify <tx_hash>                        recompute a transaction's hash and check its inclusion proof
+
+Options of the commands that talk to a service:
+  --url <url>        the service (env TABULA_URL, default ${URL_DEFAULT})
+  --jwt <token>      bearer token (env TABULA_TOKEN)
+  --api-key <key>    X-API-Key (env TABULA_API_KEY)
+  --timeout-ms <n>   per request attempt (default 10000)
+  --json             print JSON (the API's records, amounts exact) instead of text
+
+Exit status: 0 done, 1 the service or network failed, 2 bad usage, 3 a verification failed.
+`;
+
+export type Io = { stdout: Output['stdout']; stderr: Output['stderr']; env: Environment };
+
+/** Runs one command line and returns the exit status (`serve` keeps running and returns null). */
+export async function runCli(argv: string[], io: Io): Promise<number | null> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    io.stdout.write(HELP);
+    return command === undefined ? EXIT_USAGE : 0;
+  }
+  try {
+    if (command === 'serve') return await serve(rest, io.env);
+    if (command === 'token') return await token(rest, io);
+    return await clientCommand(command, rest, io);
+  } catch (error) {
+    return report(error, io);
+  }
+}
+
+// The service's modules (Fastify, SQLite, jose) load only for the commands that need them, so the
+// client commands start fast.
+async function serve(args: string[], env: Environment): Promise<null> {
+  const { values } = parseArgs({ args, options: { port: { type: 'string' }, host: { type: 'string' } }, strict: true });
+  const overrides = { ...(values.port === undefined ? {} : { PORT: values.port }), ...(values.host === undefined ? {} : { HOST: values.host }) };
+  const [{ loadConfig }, { runService }] = await Promise.all([import('../config.js'), import('../run-service.js')]);
+  runService(() => loadConfig({ ...env, ...overrides }));
+  return null;
+}
+
+async function token(args: string[], io: Io): Promise<number> {
+  const [{ loadConfig }, { mintDevToken }] = await Promise.all([import('../config.js'), import('./dev-token.js')]);
+  io.stdout.write(`${await mintDevToken(args, loadConfig(io.env))}\n`);
+  return 0;
+}
+
+async function clientCommand(command: string, args: string[], io: Io): Promise<number> {
+  const options = COMMAND_OPTIONS[command];
+  if (options === undefined) throw new UsageError(`unknown command "${command}"; see tabula --help`);
+  const { values, positionals } = parseArgs({ args, options: { ...CLIENT_OPTIONS, ...options }, allowPositionals: true, strict: true });
+  const settings = clientSettings({ url: text(values.url), token: text(values.jwt), 'api-key': text(values['api-key']), 'timeout-ms': text(values['timeout-ms']) }, io.env);
+  const client = new TabulaClient({
+    baseUrl: settings.url,
+    timeoutMs: settings.timeout_ms,
+    ...(settings.token === undefined ? {} : { jwt: settings.token }),
+    ...(settings.api_key === undefined ? {} : { apiKey: settings.api_key }),
+    // A long verify may meet the rate limit: wait out its Retry-After rather than give up.
+    ...(command === 'verify' ? { retry: { max_delay_ms: VERIFY_RETRY_DELAY_MS_MAX } } : {}),
+  });
+  const context: Context = { client, out: { json: values.json === true, stdout: io.stdout, stderr: io.stderr }, values, positionals };
+  switch (command) {
+    case 'submit': await submitCommand(context); return 0;
+    case 'tx': await transactionCommand(context); return 0;
+    case 'balance': await balanceCommand(context); return 0;
+    case 'blocks': await blocksCommand(context); return 0;
+    case 'block': await blockCommand(context); return 0;
+    case 'stats': await statsCommand(context); return 0;
+    default: return verifyCommand(context);
+  }
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function report(error: unknown, io: Io): number {
+  if (error instanceof UsageError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
+    io.stderr.write(`${error.message}\n(see tabula --help)\n`);
+    return EXIT_USAGE;
+  }
+  if (error instanceof ApiError) {
+    const fields = error.problem.errors?.map((item) => `\n  ${item.field}: ${item.message}`).join('') ?? '';
+    io.stderr.write(`error ${error.status} ${error.code}: ${error.problem.detail}${fields}\n`);
+    return EXIT_FAILED;
+  }
+  io.stderr.write(`error: ${error instanceof TabulaError || error instanceof Error ? error.message : String(error)}\n`);
+  return EXIT_FAILED;
+}
+
+const env = readEnvironment();
+runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env }).then((status) => {
+  if (status !== null) process.exitCode = status;
+});

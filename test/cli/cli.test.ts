@@ -1,0 +1,177 @@
+/**
+ * The `tabula` command line end to end: the service started with `tabula serve`, tokens from
+ * `tabula token`, every command in text and JSON, configuration from flags and environment, and
+ * `verify` walking the chain, including catching a block altered directly in a copy of the database.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { freePort, ROOT, startServerProcess, type ServerProcess } from '../support/server-process.js';
+
+const BIN = path.join(ROOT, 'dist/cli/tabula.js');
+const U63_MAX_TAB = '92233720368.54775807';
+const API_KEY = 'cli-test-api-key-0123456789';
+
+type Run = { status: number; stdout: string; stderr: string };
+
+function tabula(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+function ok(run: Run): Run {
+  expect(run.status, `${run.stderr}\n${run.stdout}`).toBe(0);
+  return run;
+}
+
+describe('tabula CLI', () => {
+  let server: ServerProcess;
+  let env: Record<string, string>;
+  let service_env: Record<string, string>;
+  let minted: string;
+
+  beforeAll(async () => {
+    server = await startServerProcess({ API_KEYS: API_KEY }, { command: [BIN, 'serve'] });
+    service_env = { DATABASE_URL: server.env.DATABASE_URL as string, JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'warn' };
+    const token = ok(await tabula(['token', 'treasury', '--admin'], service_env)).stdout.trim();
+    env = { TABULA_URL: server.url, TABULA_TOKEN: token, TABULA_API_KEY: API_KEY };
+  });
+  afterAll(async () => { await server?.close(); });
+
+  it('tabula token mints a token the service accepts (admin scope included)', async () => {
+    const user = ok(await tabula(['token', 'alice', '--ttl', '60'], service_env)).stdout.trim();
+    expect(user.split('.')).toHaveLength(3);
+    expect(ok(await tabula(['balance', 'alice', '--jwt', user], { TABULA_URL: server.url, TABULA_API_KEY: API_KEY })).stdout).toContain('user       alice');
+    expect((await tabula(['token'], service_env)).status).toBe(1);
+  });
+
+  it('submit --wait prints the confirmed transaction; --json keeps the amount exact', async () => {
+    const human = ok(await tabula(['submit', '--from', 'treasury', '--to', 'alice', '--amount', '100.5', '--token', 'TAB', '--type', 'mint', '--metadata', '{"memo":"hi"}', '--wait'], env));
+    expect(human.stdout).toMatch(/^tx_hash +0x[0-9a-f]{64}$/m);
+    expect(human.stdout).toMatch(/^status +confirmed$/m);
+    expect(human.stdout).toMatch(/^amount +100\.5 TAB$/m);
+    expect(human.stdout).toMatch(/^metadata +\{"memo":"hi"\}$/m);
+    const json = ok(await tabula(['submit', '--from', 'treasury', '--to', 'whale', '--amount', U63_MAX_TAB, '--token', 'tab', '--type', 'mint', '--wait', '--json'], env));
+    expect(json.stdout).toContain(`"amount":${U63_MAX_TAB},`);
+    const record = JSON.parse(json.stdout) as { tx_hash: string; status: string; token: string; amount_text?: string };
+    expect(record).toMatchObject({ status: 'confirmed', token: 'TAB' });
+    expect(record.amount_text).toBeUndefined();
+    minted = record.tx_hash;
+  });
+
+  it('submit without --wait prints the pending receipt', async () => {
+    const run = ok(await tabula(['submit', '--from', 'treasury', '--to', 'bob', '--amount', '2', '--token', 'USDG', '--type', 'mint', '--idempotency-key', 'cli-key-1', '--json'], env));
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'pending', replayed: false, idempotency_key: 'cli-key-1' });
+    const again = ok(await tabula(['submit', '--from', 'treasury', '--to', 'bob', '--amount', '2', '--token', 'USDG', '--type', 'mint', '--idempotency-key', 'cli-key-1'], env));
+    expect(again.stdout).toMatch(/^replayed +true$/m);
+  });
+
+  it('tx, tx --proof, balance, blocks, block and stats, as text and as JSON', async () => {
+    expect(ok(await tabula(['tx', minted], env)).stdout).toMatch(new RegExp(`^amount +${U63_MAX_TAB.replace('.', '\\.')} TAB$`, 'm'));
+    const tx = JSON.parse(ok(await tabula(['tx', minted, '--json'], env)).stdout) as { block_number: number };
+    const proof = JSON.parse(ok(await tabula(['tx', minted, '--proof', '--json'], env)).stdout) as { tx_hash: string; block_number: number };
+    expect(proof).toMatchObject({ tx_hash: minted, block_number: tx.block_number });
+    expect(ok(await tabula(['tx', minted, '--proof'], env)).stdout).toMatch(/^leaf_index +0 of 1$/m);
+    expect(ok(await tabula(['balance', 'whale', '--json'], env)).stdout).toBe(`{"user_id":"whale","native":${U63_MAX_TAB},"usdg":0,"total_usd":92233720368.547758}\n`);
+    expect(ok(await tabula(['balance', 'alice'], env)).stdout).toMatch(/^native +100\.5$/m);
+    const page = JSON.parse(ok(await tabula(['blocks', '--limit', '2', '--json'], env)).stdout) as { blocks: { number: number }[]; total: number; limit: number };
+    expect(page).toMatchObject({ limit: 2 });
+    expect(page.blocks[0]?.number).toBe(page.total - 1);
+    expect(ok(await tabula(['blocks'], env)).stdout).toContain(`of ${page.total} blocks (offset 0)`);
+    const block = JSON.parse(ok(await tabula(['block', String(tx.block_number), '--json'], env)).stdout) as { transactions: string[] };
+    expect(block.transactions).toContain(minted);
+    expect(ok(await tabula(['block', 'latest'], env)).stdout).toMatch(new RegExp(`^number +${page.total - 1}$`, 'm'));
+    const stats = JSON.parse(ok(await tabula(['stats', '--json'], env)).stdout) as { latest_block_number: number; native_price: number };
+    expect(stats).toMatchObject({ latest_block_number: page.total - 1, native_price: 1 });
+    expect(ok(await tabula(['stats'], env)).stdout).toMatch(/^native_price +1$/m);
+  });
+
+  it('flags win over the environment (TABULA_URL, TABULA_TOKEN, TABULA_API_KEY)', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const wrong_env = { TABULA_URL: closed, TABULA_TOKEN: 'bad.token.here', TABULA_API_KEY: 'not-the-api-key-of-this-service' };
+    expect((await tabula(['stats'], wrong_env)).status).toBe(1);
+    const wrong_key = await tabula(['stats', '--url', server.url, '--jwt', env.TABULA_TOKEN as string], wrong_env);
+    expect(wrong_key).toMatchObject({ status: 1 });
+    expect(wrong_key.stderr).toContain('error 401 invalid_api_key');
+    ok(await tabula(['stats', '--url', server.url, '--jwt', env.TABULA_TOKEN as string, '--api-key', API_KEY], wrong_env));
+  });
+
+  it('reports errors with their code (exit 1) and bad usage (exit 2)', async () => {
+    const missing = await tabula(['stats'], { TABULA_URL: server.url, TABULA_API_KEY: API_KEY });
+    expect(missing).toMatchObject({ status: 1, stdout: '' });
+    expect(missing.stderr).toContain('error 401 missing_token');
+    const precise = await tabula(['submit', '--from', 'treasury', '--to', 'x', '--amount', '0.000000001', '--token', 'TAB', '--type', 'mint'], env);
+    expect(precise.status).toBe(1);
+    expect(precise.stderr).toContain('error 400 amount_too_precise');
+    expect(precise.stderr).toContain('amount: ');
+    expect((await tabula(['tx', `0x${'ab'.repeat(32)}`], env)).stderr).toContain('error 404 transaction_not_found');
+    for (const args of [['submit', '--from', 'a'], ['frobnicate'], ['stats', '--no-such-flag'], ['block', 'x'], ['verify', '--from', '3', '--to', '1']]) {
+      const run = await tabula(args, env);
+      expect(run.status, args.join(' ')).toBe(2);
+      expect(run.stderr).toContain('see tabula --help');
+    }
+    expect(ok(await tabula(['--help'], {})).stdout).toContain('tabula verify');
+  });
+
+  it('verify walks the chain from genesis; the progress bar goes to stderr with --progress only', async () => {
+    const quiet = ok(await tabula(['verify'], env));
+    expect(quiet.stdout).toMatch(/^verified blocks 0\.\.\d+ \(\d+ blocks\)/);
+    expect(quiet.stderr).toBe('');
+    const shown = ok(await tabula(['verify', '--progress'], env));
+    expect(shown.stderr).toMatch(/\[#{30}\] 100% (\d+)\/\1 blocks verified\n$/);
+    const json = JSON.parse(ok(await tabula(['verify', '--from', '1', '--json'], env)).stdout) as { verified: boolean; from: number };
+    expect(json).toMatchObject({ verified: true, from: 1 });
+  });
+
+  it('verify <tx_hash> recomputes the hash and checks the inclusion proof', async () => {
+    const run = ok(await tabula(['verify', minted], env));
+    expect(run.stdout).toContain(`verified transaction ${minted} (confirmed)`);
+    expect(JSON.parse(ok(await tabula(['verify', minted, '--json'], env)).stdout)).toMatchObject({ verified: true, tx_hash: minted, leaf_index: 0, tree_size: 1 });
+  });
+});
+
+describe('tabula verify on a tampered copy of the database', () => {
+  it('exits 3 naming the first bad block, while the untouched original verifies', async () => {
+    const original = await startServerProcess();
+    const admin = { TABULA_URL: original.url, TABULA_TOKEN: await original.token('treasury', { admin: true }) };
+    for (const to of ['a', 'b', 'c', 'd']) ok(await tabula(['submit', '--from', 'treasury', '--to', to, '--amount', '1', '--token', 'TAB', '--type', 'mint', '--wait'], admin));
+    ok(await tabula(['verify'], admin));
+    await original.stop(); // graceful: the WAL is checkpointed into the file
+
+    const copy = path.join(original.dir, 'tampered.db');
+    fs.copyFileSync(original.db_path, copy);
+    const db = new Database(copy);
+    db.exec('DROP TRIGGER blocks_immutable');
+    expect(db.prepare('UPDATE blocks SET timestamp = timestamp + 1 WHERE number = 2').run().changes).toBe(1);
+    db.close();
+
+    const tampered = await startServerProcess({}, { db_path: copy });
+    try {
+      const env = { TABULA_URL: tampered.url, TABULA_TOKEN: await tampered.token('auditor') };
+      const run = await tabula(['verify'], env);
+      expect(run.status).toBe(3);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe('verification FAILED at block 2: block 2: hash does not match the header\n');
+      const json = await tabula(['verify', '--json'], env);
+      expect(json.status).toBe(3);
+      expect(JSON.parse(json.stdout)).toMatchObject({ verified: false, code: 'block_hash_mismatch', block_number: 2 });
+      expect((await tabula(['verify', '--to', '1'], env)).status).toBe(0); // the blocks before it are intact
+    } finally {
+      await tampered.close();
+    }
+    const reopened = await startServerProcess({}, { db_path: original.db_path });
+    try {
+      ok(await tabula(['verify'], { TABULA_URL: reopened.url, TABULA_TOKEN: await reopened.token('auditor') }));
+    } finally {
+      await reopened.stop();
+      await original.close();
+    }
+  });
+});
