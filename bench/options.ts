@@ -1,0 +1,116 @@
+/**
+ * The benchmark's options, from flags and the environment (the only place in bench/ that reads
+ * either). Flags win over the environment.
+ *
+ *   npm run bench [-- --smoke] [-- --duration-s 8] [-- --connections 64] [-- --scale 10k,100k,1M]
+ *                 [-- --no-scale] [-- --results-dir DIR] [-- --chart FILE] [-- --update-docs]
+ *                 [-- --profile-dir DIR]   (CPU profiles of the service, for chrome://inspect or speedscope)
+ *   BENCH_SMOKE=1  BENCH_DURATION_S=8  BENCH_CONNECTIONS=64  BENCH_SCALE=10k,100k,1M
+ *   BENCH_DATABASE_URL=postgres://…  BENCH_RESULTS_DIR=…  BENCH_SEALER_TXS=200000
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { BenchError } from './processes.js';
+
+export type BenchOptions = {
+  smoke: boolean;
+  /** Measured seconds per scenario (each also gets a short warm-up). */
+  duration_s: number;
+  warmup_s: number;
+  /** Connections for the single-request scenarios (the submit target is stated at 64). */
+  connections: number;
+  /** Connections for the batch scenario: each carries up to `batch_size` transactions. */
+  batch_connections: number;
+  batch_size: number;
+  /** Distinct senders of the "many senders" scenario (each with its own token). */
+  senders: number;
+  /** Pending transactions preloaded for the sealer scenario. */
+  sealer_transactions: number;
+  /** Ledger sizes (transactions) of the scale curve; empty skips it. */
+  scale_levels: number[];
+  /** Users the scale curve's ledger grows to (its first levels are mints to new users). */
+  scale_users: number;
+  /** Seconds per read scenario at each scale level. */
+  scale_duration_s: number;
+  /** A postgres:// URL: benchmark the PostgreSQL store on that server instead of SQLite. */
+  database_url: string | undefined;
+  results_dir: string;
+  chart_file: string;
+  /** Rewrite this store's generated block of docs/performance.md with this run's tables. */
+  update_docs: boolean;
+  /** Write a V8 CPU profile of every service process that exits cleanly into this folder (node --cpu-prof). */
+  profile_dir: string | undefined;
+  root: string;
+};
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SIZE_PATTERN = /^([0-9]+(?:\.[0-9]+)?)([kKmM]?)$/;
+
+export function parseSize(text: string): number {
+  const match = SIZE_PATTERN.exec(text.trim());
+  if (match === null) throw new BenchError(`not a size: "${text}" (use e.g. 10k, 100k, 1M, 2500)`);
+  const multiplier = match[2] === '' ? 1 : match[2]?.toLowerCase() === 'k' ? 1000 : 1_000_000;
+  return Math.round(Number(match[1]) * multiplier);
+}
+
+export function formatSize(count: number): string {
+  if (count >= 1_000_000 && count % 100_000 === 0) return `${count / 1_000_000}M`;
+  if (count >= 1000 && count % 100 === 0) return `${count / 1000}k`;
+  return String(count);
+}
+
+export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      smoke: { type: 'boolean' },
+      'duration-s': { type: 'string' },
+      connections: { type: 'string' },
+      scale: { type: 'string' },
+      'no-scale': { type: 'boolean' },
+      'results-dir': { type: 'string' },
+      chart: { type: 'string' },
+      'update-docs': { type: 'boolean' },
+      'sealer-txs': { type: 'string' },
+      'profile-dir': { type: 'string' },
+    },
+  });
+  const smoke = values.smoke === true || env.BENCH_SMOKE === '1' || env.BENCH_SMOKE === 'true';
+  const duration_s = positive('duration', values['duration-s'] ?? env.BENCH_DURATION_S, smoke ? 1 : 8);
+  const scale_text = values['no-scale'] === true ? '' : values.scale ?? env.BENCH_SCALE ?? (smoke ? '1k,2k' : '10k,100k,1M');
+  const scale_levels = scale_text.split(',').filter((part) => part.trim() !== '').map(parseSize);
+  if (scale_levels.some((level, index) => index > 0 && level <= (scale_levels[index - 1] as number))) {
+    throw new BenchError(`scale levels must increase: ${scale_text}`);
+  }
+  const results_dir = path.resolve(values['results-dir'] ?? env.BENCH_RESULTS_DIR ?? path.join(ROOT, 'bench', 'results'));
+  const database_url = env.BENCH_DATABASE_URL?.trim() || undefined;
+  if (database_url !== undefined && !/^postgres(ql)?:\/\//.test(database_url)) {
+    throw new BenchError('BENCH_DATABASE_URL must be a postgres:// URL (leave it unset to benchmark SQLite)');
+  }
+  return {
+    smoke,
+    duration_s,
+    warmup_s: smoke ? 0 : 2,
+    connections: positive('connections', values.connections ?? env.BENCH_CONNECTIONS, smoke ? 8 : 64),
+    batch_connections: smoke ? 2 : 8,
+    batch_size: smoke ? 100 : 1000,
+    senders: smoke ? 50 : 1000,
+    sealer_transactions: positive('sealer transactions', values['sealer-txs'] ?? env.BENCH_SEALER_TXS, smoke ? 2000 : 200_000),
+    scale_levels,
+    scale_users: smoke ? 1000 : 100_000,
+    scale_duration_s: smoke ? 1 : 5,
+    database_url,
+    results_dir,
+    chart_file: path.resolve(values.chart ?? (smoke ? path.join(results_dir, 'chart.svg') : path.join(ROOT, 'docs', database_url === undefined ? 'performance-chart.svg' : 'performance-chart-postgres.svg'))),
+    update_docs: values['update-docs'] === true,
+    profile_dir: values['profile-dir'] === undefined ? undefined : path.resolve(values['profile-dir']),
+    root: ROOT,
+  };
+}
+
+function positive(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined || text.trim() === '') return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new BenchError(`${name} must be a positive number (got "${text}")`);
+  return value;
+}

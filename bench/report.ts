@@ -1,0 +1,180 @@
+/** The results of a run, the targets they are judged against, and the table printed and written to docs. */
+import type { LoadResult } from './load-types.js';
+import { formatSize } from './options.js';
+
+export type ScenarioResult = {
+  name: string;
+  title: string;
+  kind: 'submit' | 'batch' | 'read';
+  connections: number;
+  request_bytes: number;
+  response_bytes: number;
+  service: LoadResult;
+  /** 1-minute load average of the machine when the scenario started: above the core count, other work competed. */
+  load_average: number;
+  /** The same requests against the bare Fastify route answering the same number of bytes. */
+  bare: LoadResult;
+  /** service requests/s ÷ bare requests/s. */
+  ratio: number;
+  /** Transactions accepted per second (submit: one per 202; batch: accepted items). */
+  transactions_per_s: number | null;
+};
+
+export type ReadPoint = { requests_per_s: number; latency_ms: LoadResult['latency_ms']; errors: number; requests: number };
+
+export type ScaleLevel = {
+  transactions: number;
+  users: number;
+  blocks: number;
+  load_s: number;
+  load_transactions_per_s: number;
+  /** VmHWM of the service process so far. */
+  peak_rss_bytes: number;
+  reads: Record<string, ReadPoint>;
+};
+
+export type Target = { name: string; goal: string; value: string; met: boolean | null };
+
+export type BenchResults = {
+  started_at: string;
+  finished_at: string;
+  smoke: boolean;
+  store: 'sqlite' | 'postgres';
+  settings: Record<string, unknown>;
+  machine: { cpus: number; cpu_model: string; memory_bytes: number; node: string; platform: string; fsync_ms_p50: number; load_average_at_start: number };
+  main_ledger: { transactions: number; blocks: number; users: number };
+  scenarios: ScenarioResult[];
+  durability: { acknowledged: number; found_after_kill: number; lost: number };
+  sealer: { pending: number; transactions: number; blocks: number; seal_s: number; transactions_per_s: number; wall_s: number; wall_transactions_per_s: number };
+  scale: { levels: ScaleLevel[] } | null;
+  targets: Target[];
+};
+
+const SUBMIT_RATIO_MIN = 0.5;
+const SUBMIT_P99_MS_MAX = 25;
+const SUBMIT_P99_CONNECTIONS = 64;
+const READ_RATIO_MIN = 0.7;
+const SEALER_MIN = { sqlite: 50_000, postgres: 15_000 } as const;
+const BATCH_SQLITE_MIN = 100_000;
+const SCALE_LATENCY_RATIO_MAX = 1.5;
+const PEAK_RSS_BYTES_MAX = 300 * 1024 * 1024;
+
+export function judgeTargets(results: BenchResults): Target[] {
+  const targets: Target[] = [];
+  const percent = (ratio: number) => `${(ratio * 100).toFixed(0)} %`;
+  for (const scenario of results.scenarios.filter((item) => item.kind === 'submit')) {
+    targets.push({ name: `${scenario.title}: vs bare route`, goal: `≥ ${percent(SUBMIT_RATIO_MIN)}`, value: percent(scenario.ratio), met: scenario.ratio >= SUBMIT_RATIO_MIN });
+    const judged = scenario.connections === SUBMIT_P99_CONNECTIONS;
+    targets.push({
+      name: `${scenario.title}: p99 at ${SUBMIT_P99_CONNECTIONS} connections`,
+      goal: `≤ ${SUBMIT_P99_MS_MAX} ms`,
+      value: `${scenario.service.latency_ms.p99.toFixed(1)} ms${judged ? '' : ` (at ${scenario.connections})`}`,
+      met: judged ? scenario.service.latency_ms.p99 <= SUBMIT_P99_MS_MAX : null,
+    });
+  }
+  targets.push({
+    name: 'every acknowledged submission durable (kill -9, restart)',
+    goal: '0 lost',
+    value: `${results.durability.lost} lost of ${results.durability.acknowledged}`,
+    met: results.durability.lost === 0,
+  });
+  for (const scenario of results.scenarios.filter((item) => item.kind === 'read')) {
+    targets.push({ name: `${scenario.title}: vs bare route`, goal: `≥ ${percent(READ_RATIO_MIN)}`, value: percent(scenario.ratio), met: scenario.ratio >= READ_RATIO_MIN });
+  }
+  const sealer_min = SEALER_MIN[results.store];
+  targets.push({ name: `sealer (${results.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'})`, goal: `≥ ${formatSize(sealer_min)} tx/s`, value: `${rate(results.sealer.transactions_per_s)} tx/s`, met: results.sealer.transactions_per_s >= sealer_min });
+  const batch = results.scenarios.find((item) => item.kind === 'batch');
+  if (batch !== undefined) {
+    targets.push({
+      name: 'batch submission, accepted',
+      goal: results.store === 'sqlite' ? `≥ ${formatSize(BATCH_SQLITE_MIN)} tx/s` : '(SQLite target only)',
+      value: `${rate(batch.transactions_per_s ?? 0)} tx/s`,
+      met: results.store === 'sqlite' ? (batch.transactions_per_s ?? 0) >= BATCH_SQLITE_MIN : null,
+    });
+  }
+  targets.push(...scaleTargets(results));
+  return targets;
+}
+
+function scaleTargets(results: BenchResults): Target[] {
+  const levels = results.scale?.levels ?? [];
+  const first = levels[0];
+  const last = levels[levels.length - 1];
+  if (first === undefined || last === undefined || levels.length < 2) return [];
+  const targets: Target[] = [];
+  for (const [name, read] of Object.entries(last.reads)) {
+    const base = first.reads[name];
+    if (base === undefined) continue;
+    const ratio = read.latency_ms.p50 / base.latency_ms.p50;
+    targets.push({
+      name: `${name} p50 latency, ${formatSize(last.transactions)} vs ${formatSize(first.transactions)} transactions`,
+      goal: `≤ ${SCALE_LATENCY_RATIO_MAX}×`,
+      value: `${ratio.toFixed(2)}× (p99 ${(read.latency_ms.p99 / base.latency_ms.p99).toFixed(2)}×)`,
+      met: ratio <= SCALE_LATENCY_RATIO_MAX,
+    });
+  }
+  targets.push({
+    name: `peak RSS at ${formatSize(last.transactions)} transactions`,
+    goal: `≤ ${PEAK_RSS_BYTES_MAX / 2 ** 20} MiB`,
+    value: `${(last.peak_rss_bytes / 2 ** 20).toFixed(0)} MiB`,
+    met: last.peak_rss_bytes <= PEAK_RSS_BYTES_MAX,
+  });
+  return targets;
+}
+
+function rate(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+function ms(value: number): string {
+  return value < 10 ? value.toFixed(2) : value.toFixed(1);
+}
+
+function table(header: string[], rows: string[][]): string {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+}
+
+export function markdownReport(results: BenchResults): string {
+  const m = results.machine;
+  const parts: string[] = [];
+  parts.push(`Run of ${results.started_at.slice(0, 16).replace('T', ' ')} UTC${results.smoke ? ' (smoke: too short to judge)' : ''}: ${results.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} store, ` +
+    `${m.cpus} × ${m.cpu_model}, ${(m.memory_bytes / 2 ** 30).toFixed(0)} GiB, Node ${m.node}, ${m.platform}, fsync ${m.fsync_ms_p50.toFixed(2)} ms (median 4 KiB write + fsync), load average ${m.load_average_at_start.toFixed(1)} at the start. ` +
+    `${results.settings.duration_s} s per scenario after ${results.settings.warmup_s} s of warm-up; the ledger held ${rate(results.main_ledger.transactions)} transactions in ${rate(results.main_ledger.blocks)} blocks for the reads.`);
+  parts.push(table(
+    ['scenario', 'conn.', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'bare req/s', 'bare p99 ms', 'vs bare', 'tx/s', 'load avg'],
+    results.scenarios.map((scenario) => [
+      scenario.title, String(scenario.connections), rate(scenario.service.requests_per_s), ms(scenario.service.latency_ms.p50), ms(scenario.service.latency_ms.p99),
+      String(scenario.service.errors), rate(scenario.bare.requests_per_s), ms(scenario.bare.latency_ms.p99), `${(scenario.ratio * 100).toFixed(0)} %`,
+      scenario.transactions_per_s === null ? '' : rate(scenario.transactions_per_s), scenario.load_average.toFixed(1),
+    ]),
+  ));
+  const s = results.sealer;
+  parts.push(`**Sealer:** ${rate(s.transactions)} preloaded transfers sealed in ${s.blocks} blocks (BLOCK_TXS_MAX=100000) in ${s.seal_s.toFixed(2)} s of sealing: ` +
+    `**${rate(s.transactions_per_s)} tx/s** (${rate(s.wall_transactions_per_s)} tx/s counting the restart, ${s.wall_s.toFixed(1)} s). ` +
+    `**Durability:** ${rate(results.durability.acknowledged)} submissions acknowledged, ${rate(results.durability.found_after_kill)} in the ledger after \`kill -9\` and a restart, ${results.durability.lost} lost.`);
+  const levels = results.scale?.levels ?? [];
+  if (levels.length > 0) {
+    const names = Object.keys(levels[0]?.reads ?? {});
+    parts.push(`**Scale curve** (${results.settings.scale_duration_s} s per read, ${results.settings.connections} connections; p50 / p99 ms):`);
+    parts.push(table(
+      ['transactions', 'users', 'blocks', 'loaded at tx/s', 'peak RSS MiB', ...names],
+      levels.map((level) => [
+        formatSize(level.transactions), rate(level.users), rate(level.blocks), rate(level.load_transactions_per_s), (level.peak_rss_bytes / 2 ** 20).toFixed(0),
+        ...names.map((name) => {
+          const read = level.reads[name];
+          return read === undefined ? '' : `${ms(read.latency_ms.p50)} / ${ms(read.latency_ms.p99)}${read.errors > 0 ? ` (${read.errors} errors)` : ''}`;
+        }),
+      ]),
+    ));
+  }
+  parts.push('**Targets:**');
+  parts.push(table(['target', 'goal', 'measured', 'met'], results.targets.map((target) => [target.name, target.goal, target.value, target.met === null ? '—' : target.met ? 'yes' : '**no**'])));
+  return parts.join('\n\n');
+}
+
+export function printReport(results: BenchResults): void {
+  const lines = ['', markdownReport(results), ''];
+  process.stdout.write(lines.join('\n'));
+  const missed = results.targets.filter((target) => target.met === false).length;
+  process.stdout.write(`\n${results.targets.filter((target) => target.met === true).length} targets met, ${missed} missed${results.smoke ? ' (smoke run: not meaningful)' : ''}\n`);
+}

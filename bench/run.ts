@@ -1,0 +1,410 @@
+/**
+ * `npm run bench`: builds the service if needed, starts it (`node dist/main.js`, SQLite in a temp
+ * folder, or PostgreSQL with BENCH_DATABASE_URL) and a bare Fastify ceiling, loads both from a
+ * separate autocannon process over loopback, and reports every scenario against the ceiling and the
+ * targets. Writes bench/results/<timestamp>.json (and latest.json), draws the chart, prints the table.
+ * Options: see bench/options.ts.
+ */
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { drawChart } from './chart.js';
+import { freshDatabase, type FreshDatabase } from './databases.js';
+import { getJson, loadTransactions, metricValue, scrapeMetrics, signToken, waitUntilSealed, type Stats, type TransferBody } from './ledger-client.js';
+import type { LoadSpec, PooledRequest } from './load-types.js';
+import { formatSize, readOptions, type BenchOptions } from './options.js';
+import { BenchError, startBareServer, startLoadGenerator, startService, type LoadGenerator, type ServiceProcess } from './processes.js';
+import { judgeTargets, markdownReport, printReport, type BenchResults, type ScaleLevel, type ScenarioResult } from './report.js';
+
+const SUBMIT_AMOUNT = '0.01';
+const FUNDING_AMOUNT = '1000000';
+const SAMPLE_POOL_SIZE = 1000;
+/** Transactions per block of the scale curve's ledger: 10k transactions make at least 40 blocks, two pages. */
+const SCALE_BLOCK_TXS_MAX = 250;
+const LOAD_BATCH_SIZE = 1000;
+const LOAD_CONCURRENCY = 4;
+
+type Run = {
+  options: BenchOptions;
+  secret: string;
+  metrics_token: string;
+  admin: string;
+  bare_url: string;
+  load: LoadGenerator;
+  temp_dir: string;
+  databases: FreshDatabase[];
+};
+
+async function main(): Promise<void> {
+  const options = readOptions();
+  buildIfNeeded(options.root);
+  const started_at = new Date();
+  const temp_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-bench-'));
+  const secret = randomBytes(32).toString('hex');
+  const run: Run = {
+    options, secret, metrics_token: randomBytes(16).toString('hex'), admin: await signToken(secret, 'bench-treasury', true),
+    bare_url: '', load: startLoadGenerator(options.root), temp_dir, databases: [],
+  };
+  const bare = await startBareServer(options.root);
+  run.bare_url = bare.url;
+  try {
+    if (LOAD_AVERAGE_AT_START > os.cpus().length) log(`warning: the load average is ${LOAD_AVERAGE_AT_START.toFixed(1)} on ${os.cpus().length} cores: other work will distort the numbers`);
+    log(`tabula benchmark: ${options.smoke ? 'smoke run' : 'full run'}, store ${options.database_url === undefined ? 'SQLite' : 'PostgreSQL'}, ${options.duration_s} s per scenario, ${options.connections} connections`);
+    const main_run = await mainScenarios(run);
+    const scale = options.scale_levels.length === 0 ? null : await scaleCurve(run);
+    const results: BenchResults = {
+      started_at: started_at.toISOString(),
+      finished_at: new Date().toISOString(),
+      smoke: options.smoke,
+      store: options.database_url === undefined ? 'sqlite' : 'postgres',
+      settings: {
+        duration_s: options.duration_s, warmup_s: options.warmup_s, connections: options.connections, batch_connections: options.batch_connections,
+        batch_size: options.batch_size, senders: options.senders, sealer_transactions: options.sealer_transactions,
+        scale_levels: options.scale_levels, scale_users: options.scale_users, scale_duration_s: options.scale_duration_s,
+      },
+      machine: describeMachine(temp_dir),
+      ...main_run,
+      scale,
+      targets: [],
+    };
+    results.targets = judgeTargets(results);
+    writeResults(options, results);
+    printReport(results);
+    if (results.scenarios.some((scenario) => scenario.service.errors > 0 || scenario.service.requests === 0)) process.exitCode = 1;
+  } finally {
+    bare.stop();
+    run.load.stop();
+    for (const database of run.databases) await database.drop().catch(() => undefined);
+    fs.rmSync(temp_dir, { recursive: true, force: true });
+  }
+}
+
+function buildIfNeeded(root: string): void {
+  const main_file = path.join(root, 'dist', 'main.js');
+  const built_ms = fs.existsSync(main_file) ? fs.statSync(main_file).mtimeMs : 0;
+  const newest_source_ms = Math.max(...listFiles(path.join(root, 'src')).map((file) => fs.statSync(file).mtimeMs));
+  if (built_ms >= newest_source_ms) return;
+  log('building the service (npm run build)');
+  execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+}
+
+function listFiles(directory: string): string[] {
+  return fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? listFiles(path.join(directory, entry.name)) : [path.join(directory, entry.name)]);
+}
+
+/** A service on a new, empty ledger (a new SQLite file, or a new PostgreSQL database). */
+async function newLedger(run: Run, name: string): Promise<string> {
+  if (run.options.database_url === undefined) return `sqlite:${path.join(run.temp_dir, `${name}.db`)}`;
+  const database = await freshDatabase(run.options.database_url, name);
+  run.databases.push(database);
+  return database.url;
+}
+
+function serviceEnv(run: Run, database_url: string, overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    DATABASE_URL: database_url,
+    JWT_SECRET: run.secret,
+    METRICS_TOKEN: run.metrics_token,
+    RATE_LIMIT_MAX: '10000000',
+    LOG_LEVEL: 'warn',
+    ...overrides,
+  };
+}
+
+async function startOrExplain(run: Run, env: Record<string, string>): Promise<ServiceProcess> {
+  try {
+    return await startService(run.options.root, env, run.options.profile_dir);
+  } catch (error) {
+    if (run.options.database_url !== undefined && error instanceof BenchError && /DATABASE_URL/.test(error.message)) {
+      throw new BenchError(`this build of the service cannot use BENCH_DATABASE_URL (PostgreSQL); it says:\n${error.message}\nUnset BENCH_DATABASE_URL to benchmark SQLite.`);
+    }
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The main scenarios: submit, batch, durability, reads, sealer.
+
+async function mainScenarios(run: Run): Promise<Pick<BenchResults, 'scenarios' | 'durability' | 'sealer' | 'main_ledger'>> {
+  const { options } = run;
+  const database_url = await newLedger(run, 'main');
+  const env = serviceEnv(run, database_url);
+  let service = await startOrExplain(run, env);
+  const senders = Array.from({ length: options.senders }, (_, index) => `sender-${index}`);
+  const sender_tokens = await Promise.all(senders.map((sender) => signToken(run.secret, sender)));
+  log(`seeding: funding ${senders.length} senders and a hot sender`);
+  const funded = [...senders, 'hot-sender'];
+  const seed = await loadTransactions(service.url, run.admin, funded.length, (index) => mint(funded[index] as string), loadOptions(1));
+  await waitUntilSealed(service.url, run.metrics_token);
+  let acknowledged = seed.accepted;
+
+  const scenarios: ScenarioResult[] = [];
+  const submit_many: PooledRequest[] = senders.map((sender, index) => submitRequest(sender_tokens[index] as string, {
+    from: sender, to: senders[(index + 1) % senders.length] as string, amount: SUBMIT_AMOUNT, token: 'TAB', type: 'transfer',
+  }));
+  scenarios.push(await measure(run, service, 'submit_many', `submit, ${senders.length} senders`, 'submit', submit_many, options.connections));
+  const hot_token = await signToken(run.secret, 'hot-sender');
+  const submit_hot = senders.slice(0, SAMPLE_POOL_SIZE).map((receiver) => submitRequest(hot_token, {
+    from: 'hot-sender', to: receiver, amount: SUBMIT_AMOUNT, token: 'TAB', type: 'transfer',
+  }));
+  scenarios.push(await measure(run, service, 'submit_hot', 'submit, one hot sender', 'submit', submit_hot, options.connections));
+  const batches = Array.from({ length: 16 }, (_, batch) => batchRequest(run.admin, Array.from({ length: options.batch_size }, (_, index) => {
+    const sender = (batch * options.batch_size + index) % senders.length;
+    return { from: senders[sender] as string, to: senders[(sender + 7) % senders.length] as string, amount: SUBMIT_AMOUNT, token: 'TAB', type: 'transfer' as const };
+  })));
+  scenarios.push(await measure(run, service, 'batch', `batch of ${options.batch_size}`, 'batch', batches, options.batch_connections));
+  acknowledged += scenarios.reduce((sum, scenario) => sum + scenario.service.acknowledged, 0);
+
+  log('durability: kill -9 after the submit scenarios, restart, count what was stored');
+  await service.kill();
+  service = await startOrExplain(run, env);
+  await waitUntilSealed(service.url, run.metrics_token);
+  const after_kill = await getJson<Stats>(`${service.url}/api/stats`, run.admin);
+  const durability = { acknowledged, found_after_kill: after_kill.total_transactions, lost: Math.max(0, acknowledged - after_kill.total_transactions) };
+  log(`  acknowledged ${acknowledged}, found ${after_kill.total_transactions} after kill -9: ${durability.lost} lost`);
+
+  const reads = await readPools(run, service, senders, seed.sampled_hashes);
+  for (const read of reads) scenarios.push(await measure(run, service, read.name, read.title, 'read', read.pool, options.connections));
+  const main_ledger = { transactions: after_kill.total_transactions, blocks: after_kill.latest_block_number + 1, users: after_kill.total_users };
+  await service.stop();
+
+  const sealer = await measureSealer(run, database_url, senders);
+  return { scenarios, durability, sealer, main_ledger };
+}
+
+function mint(user: string): TransferBody {
+  return { from: 'bench-treasury', to: user, amount: FUNDING_AMOUNT, token: 'TAB', type: 'mint' };
+}
+
+function loadOptions(sample_every: number) {
+  return { batch_size: LOAD_BATCH_SIZE, concurrency: LOAD_CONCURRENCY, sample_every };
+}
+
+function submitRequest(token: string, body: TransferBody): PooledRequest {
+  return { method: 'POST', path: '/api/transactions/submit', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+function batchRequest(token: string, items: TransferBody[]): PooledRequest {
+  return { method: 'POST', path: '/api/transactions/batch', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ transactions: items }) };
+}
+
+function getRequest(token: string, request_path: string): PooledRequest {
+  return { method: 'GET', path: request_path, headers: { authorization: `Bearer ${token}` } };
+}
+
+type ReadPool = { name: string; title: string; pool: PooledRequest[] };
+
+/** The read scenarios, each a pool of requests spread over the ledger (random users, sampled hashes). */
+async function readPools(run: Run, service: ServiceProcess, users: readonly string[], hashes: readonly string[]): Promise<ReadPool[]> {
+  const reader = await signToken(run.secret, 'bench-reader');
+  const readers = [reader, await signToken(run.secret, 'bench-reader-2')];
+  const stats = await getJson<Stats>(`${service.url}/api/stats`, reader);
+  const blocks = stats.latest_block_number + 1;
+  const pick = <T>(items: readonly T[], index: number) => items[(index * 7919) % items.length] as T;
+  const pool = (make: (index: number) => string) => Array.from({ length: SAMPLE_POOL_SIZE }, (_, index) => getRequest(readers[index % 2] as string, make(index)));
+  return [
+    { name: 'tx_lookup', title: 'transaction by hash', pool: pool((index) => `/api/transactions/${pick(hashes, index)}`) },
+    { name: 'balance', title: 'balance', pool: pool((index) => `/api/balance/${pick(users, index)}`) },
+    { name: 'blocks_first', title: 'blocks page, offset 0', pool: pool(() => '/api/blocks?limit=20&offset=0') },
+    { name: 'blocks_deep', title: `blocks page, offset ${Math.max(0, blocks - 20)}`, pool: pool(() => `/api/blocks?limit=20&offset=${Math.max(0, blocks - 20)}`) },
+    { name: 'stats', title: 'stats', pool: pool(() => '/api/stats') },
+  ];
+}
+
+/** Loads the service with `pool`, then the bare route with the same requests and same-sized answers. */
+async function measure(
+  run: Run, service: ServiceProcess, name: string, title: string, kind: ScenarioResult['kind'], pool: PooledRequest[], connections: number,
+): Promise<ScenarioResult> {
+  const { options } = run;
+  const sample = pool[0] as PooledRequest;
+  const probe = await fetch(`${service.url}${sample.path}`, { method: sample.method, headers: sample.headers, ...(sample.body === undefined ? {} : { body: sample.body }) });
+  const probe_text = await probe.text();
+  const response_bytes = Buffer.byteLength(probe_text);
+  // The probe's submissions are acknowledged too: they count towards what must survive kill -9.
+  const probe_acknowledged = kind === 'batch' ? (JSON.parse(probe_text) as { accepted: number }).accepted : probe.status === 202 ? 1 : 0;
+  const spec = (url: string, requests: PooledRequest[]): LoadSpec => ({
+    url, connections, duration_s: options.duration_s, warmup_s: options.warmup_s, requests, count_batch_items: kind === 'batch' && url === service.url,
+  });
+  const load_average = os.loadavg()[0] as number;
+  log(`${title}: ${connections} connections, ${options.duration_s} s (load average ${load_average.toFixed(1)})`);
+  const measured = await run.load.run(spec(service.url, pool));
+  const bare_pool = pool.map((request) => ({ ...request, path: `/bare/${probe.status}/${response_bytes}` }));
+  const bare = await run.load.run(spec(run.bare_url, bare_pool));
+  const transactions_per_s = kind === 'batch' ? (measured.batch_items?.accepted ?? 0) / measured.duration_s : kind === 'submit' ? measured.requests_per_s : null;
+  const result: ScenarioResult = {
+    name, title, kind, connections, response_bytes, request_bytes: Buffer.byteLength(sample.body ?? ''),
+    service: { ...measured, acknowledged: measured.acknowledged + probe_acknowledged }, load_average, bare, ratio: measured.requests_per_s / Math.max(1e-9, bare.requests_per_s), transactions_per_s,
+  };
+  log(`  ${fmt(measured.requests_per_s)} req/s (bare ${fmt(bare.requests_per_s)}, ${(result.ratio * 100).toFixed(0)} %), p50 ${measured.latency_ms.p50.toFixed(2)} ms, p99 ${measured.latency_ms.p99.toFixed(2)} ms, ${measured.errors} errors${transactions_per_s === null ? '' : `, ${fmt(transactions_per_s)} tx/s`}`);
+  return result;
+}
+
+/**
+ * Sealer throughput: preload pending transfers while the producer waits (a one-hour interval), kill
+ * the service, restart it with a short interval and BLOCK_TXS_MAX=100000, and read from /metrics
+ * how long the seals took (time spent sealing, not waiting) and how many transactions they sealed.
+ */
+async function measureSealer(run: Run, database_url: string, senders: readonly string[]): Promise<BenchResults['sealer']> {
+  const { options } = run;
+  log(`sealer: preloading ${formatSize(options.sealer_transactions)} pending transfers`);
+  const base = serviceEnv(run, database_url, { BLOCK_TXS_MAX: '100000' });
+  const waiting = await startOrExplain(run, { ...base, BLOCK_INTERVAL_MS: '3600000' });
+  const make = (index: number): TransferBody => ({
+    from: senders[index % senders.length] as string, to: senders[(index * 31 + 1) % senders.length] as string, amount: SUBMIT_AMOUNT, token: 'TAB', type: 'transfer',
+  });
+  await loadTransactions(waiting.url, run.admin, options.sealer_transactions, make, loadOptions(Number.MAX_SAFE_INTEGER));
+  const pending = metricValue(await scrapeMetrics(waiting.url, run.metrics_token), 'tabula_pending_transactions');
+  await waiting.kill();
+  const started_ms = performance.now();
+  const sealing = await startOrExplain(run, { ...base, BLOCK_INTERVAL_MS: '10' });
+  const text = await waitUntilSealed(sealing.url, run.metrics_token);
+  const wall_s = (performance.now() - started_ms) / 1000;
+  await sealing.stop();
+  const sealed = metricValue(text, 'tabula_transactions_sealed_total');
+  const seal_s = metricValue(text, 'tabula_block_seal_duration_seconds_sum');
+  const blocks = metricValue(text, 'tabula_block_seal_duration_seconds_count');
+  const result = { pending, transactions: sealed, blocks, seal_s, transactions_per_s: sealed / Math.max(1e-9, seal_s), wall_s, wall_transactions_per_s: sealed / wall_s };
+  log(`  sealed ${sealed} in ${blocks} blocks: ${fmt(result.transactions_per_s)} tx/s sealing (${fmt(result.wall_transactions_per_s)} tx/s from process start)`);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scale curve: the read scenarios as one ledger grows.
+
+async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
+  const { options } = run;
+  const database_url = await newLedger(run, 'scale');
+  // Short intervals and small blocks make many blocks: a deep blocks page is really deep, and even the
+  // smallest level has more blocks than a page holds, so every level's blocks page answers the same 20 headers.
+  const service = await startOrExplain(run, serviceEnv(run, database_url, { BLOCK_INTERVAL_MS: '20', BLOCK_TXS_MAX: String(SCALE_BLOCK_TXS_MAX) }));
+  const levels: ScaleLevel[] = [];
+  const sampled: string[] = [];
+  let loaded = 0;
+  try {
+    for (const level of options.scale_levels) {
+      const count = level - loaded;
+      log(`scale: growing the ledger to ${formatSize(level)} transactions`);
+      const started_ms = performance.now();
+      const from = loaded;
+      const answer = await loadTransactions(service.url, run.admin, count, (index) => scaleTransaction(from + index, options.scale_users), loadOptions(Math.max(1, Math.floor(count / SAMPLE_POOL_SIZE))));
+      sampled.push(...answer.sampled_hashes);
+      await waitUntilSealed(service.url, run.metrics_token);
+      loaded = level;
+      const load_s = (performance.now() - started_ms) / 1000;
+      const stats = await getJson<Stats>(`${service.url}/api/stats`, run.admin);
+      const users = Array.from({ length: Math.min(level, options.scale_users) }, (_, index) => `user-${index}`);
+      const pools = await readPools(run, service, users, sampled);
+      const reads: ScaleLevel['reads'] = {};
+      for (const read of pools) {
+        const result = await run.load.run({
+          url: service.url, connections: options.connections, duration_s: options.scale_duration_s, warmup_s: options.warmup_s / 2, requests: read.pool, count_batch_items: false,
+        });
+        reads[read.name] = { requests_per_s: result.requests_per_s, latency_ms: result.latency_ms, errors: result.errors, requests: result.requests };
+      }
+      const entry: ScaleLevel = {
+        transactions: stats.total_transactions, users: stats.total_users, blocks: stats.latest_block_number + 1, load_s,
+        load_transactions_per_s: count / load_s, peak_rss_bytes: service.peakRssBytes(), reads,
+      };
+      levels.push(entry);
+      log(`  ${formatSize(level)}: ${entry.users} users, ${entry.blocks} blocks, loaded at ${fmt(entry.load_transactions_per_s)} tx/s, peak RSS ${(entry.peak_rss_bytes / 2 ** 20).toFixed(0)} MiB; ` +
+        Object.entries(reads).map(([name, read]) => `${name} p50 ${read.latency_ms.p50.toFixed(2)} ms`).join(', '));
+    }
+  } finally {
+    await service.stop();
+  }
+  return { levels };
+}
+
+/** Mints to new users until there are `users` of them, then transfers between them. */
+function scaleTransaction(index: number, users: number): TransferBody {
+  if (index < users) return mint(`user-${index}`);
+  const from = (index * 7919) % users;
+  const to = (from + 1 + (index % (users - 1))) % users;
+  return { from: `user-${from}`, to: `user-${to}`, amount: SUBMIT_AMOUNT, token: 'TAB', type: 'transfer' };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function describeMachine(temp_dir: string): BenchResults['machine'] {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpu_model: cpus[0]?.model ?? 'unknown',
+    memory_bytes: os.totalmem(),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    fsync_ms_p50: fsyncMilliseconds(temp_dir),
+    load_average_at_start: LOAD_AVERAGE_AT_START,
+  };
+}
+
+/** Median time of a 4 KiB write + fsync in the benchmark's temp folder: what one durable commit costs at least. */
+function fsyncMilliseconds(directory: string): number {
+  const file = path.join(directory, 'fsync-probe');
+  const descriptor = fs.openSync(file, 'w');
+  const block = Buffer.alloc(4096, 1);
+  const times: number[] = [];
+  try {
+    for (let index = 0; index < 50; index += 1) {
+      const started = performance.now();
+      fs.writeSync(descriptor, block);
+      fs.fsyncSync(descriptor);
+      times.push(performance.now() - started);
+    }
+  } finally {
+    fs.closeSync(descriptor);
+    fs.rmSync(file, { force: true });
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)] as number;
+}
+
+function writeResults(options: BenchOptions, results: BenchResults): void {
+  fs.mkdirSync(options.results_dir, { recursive: true });
+  const stamp = results.started_at.replace(/[:.]/g, '-');
+  const json = `${JSON.stringify(results, null, 2)}\n`;
+  fs.writeFileSync(path.join(options.results_dir, `${stamp}.json`), json);
+  // latest.* is the last run of either store; latest.<store>.* the last run of that store (both are kept in git).
+  fs.writeFileSync(path.join(options.results_dir, 'latest.json'), json);
+  fs.writeFileSync(path.join(options.results_dir, `latest.${results.store}.json`), json);
+  fs.mkdirSync(path.dirname(options.chart_file), { recursive: true });
+  fs.writeFileSync(options.chart_file, drawChart(results));
+  const markdown = markdownReport(results);
+  fs.writeFileSync(path.join(options.results_dir, 'latest.md'), markdown);
+  fs.writeFileSync(path.join(options.results_dir, `latest.${results.store}.md`), markdown);
+  if (options.update_docs) updateDocs(options, results.store, markdown);
+  log(`results: ${path.relative(process.cwd(), path.join(options.results_dir, `${stamp}.json`))}, chart: ${path.relative(process.cwd(), options.chart_file)}`);
+}
+
+/** Replaces this store's generated block of docs/performance.md with this run's tables (the other store's block is kept). */
+function updateDocs(options: BenchOptions, store: BenchResults['store'], markdown: string): void {
+  const file = path.join(options.root, 'docs', 'performance.md');
+  const text = fs.readFileSync(file, 'utf8');
+  const start = `<!-- bench:${store}:start -->`;
+  const end = `<!-- bench:${store}:end -->`;
+  if (!text.includes(start) || !text.includes(end)) throw new BenchError(`${file} has no ${start} … ${end} block`);
+  const before = text.slice(0, text.indexOf(start) + start.length);
+  const after = text.slice(text.indexOf(end));
+  fs.writeFileSync(file, `${before}\n${markdown}\n${after}`);
+}
+
+function fmt(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+const STARTED_MS = performance.now();
+const LOAD_AVERAGE_AT_START = os.loadavg()[0] as number;
+
+function log(message: string): void {
+  const elapsed_s = ((performance.now() - STARTED_MS) / 1000).toFixed(0).padStart(4);
+  process.stdout.write(`[${elapsed_s} s] ${message}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`\nbenchmark failed: ${error instanceof BenchError ? error.message : error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(error instanceof BenchError ? 2 : 1);
+});

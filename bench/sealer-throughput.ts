@@ -1,0 +1,86 @@
+/**
+ * How fast one sealer and one instance's appends go on each store: `npx tsx bench/sealer-throughput.ts
+ * [sqlite|postgres] [transactions]`. Appends `transactions` pending transfers in batches of the
+ * submission writer's size (after minting opening balances), then seals them with the block
+ * producer at BLOCK_TXS_MAX = 10000, and prints transactions per second for both. PostgreSQL uses
+ * TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) in a schema of its own, dropped
+ * at the end. Numbers are for the machine it runs on; docs/operations.md says what they mean.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { pendingTransaction } from '../src/domain/hashing.js';
+import type { Transaction, TransactionType } from '../src/domain/transaction.js';
+import { BlockProducer } from '../src/service/block-producer.js';
+import type { LedgerStore } from '../src/service/ledger-store.js';
+import { DEFAULT_WRITER_LIMITS } from '../src/service/submission-writer.js';
+import { PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+
+const kind = process.argv[2] ?? 'postgres';
+const count = Number(process.argv[3] ?? 50_000);
+const ACCOUNTS = 1000;
+const BLOCK_TXS_MAX = 10_000;
+const clock = { now_ms: () => Date.now() };
+
+let nonce = 0;
+function transaction(from: string, to: string, type: TransactionType, amount_units: bigint): Transaction {
+  nonce += 1;
+  const preimage = { from, to, amount_units, token: 'TAB', type, metadata: {}, nonce: nonce.toString(16).padStart(32, '0'), timestamp: Math.floor(Date.now() / 1000) };
+  return pendingTransaction(preimage);
+}
+
+async function open(): Promise<{ store: LedgerStore; cleanup(): Promise<void> }> {
+  if (kind === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-bench-'));
+    const store = SqliteStore.open({ path: path.join(dir, 'ledger.db') });
+    return { store, cleanup: async () => { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+  }
+  const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `tabula_bench_${randomBytes(4).toString('hex')}`;
+  const store = await PostgresStore.open({ url, schema });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`DROP SCHEMA ${schema} CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const { store, cleanup } = await open();
+  try {
+    const producer = new BlockProducer(store, clock, pino({ level: 'silent' }), { block_interval_ms: 1000, block_txs_max: BLOCK_TXS_MAX });
+    await producer.ensureGenesis();
+    const account = (index: number) => `account-${index}`;
+    await store.appendPending(Array.from({ length: ACCOUNTS }, (_, index) => ({ transaction: transaction('treasury', account(index), 'mint', 1_000_000n), idempotency: null })));
+    await producer.drain();
+
+    const transfers = Array.from({ length: count }, (_, index) => transaction(account(index % ACCOUNTS), account((index * 7 + 1) % ACCOUNTS), 'transfer', BigInt(1 + (index % 50))));
+    const append_started = performance.now();
+    for (let start = 0; start < transfers.length; start += DEFAULT_WRITER_LIMITS.batch_size_max) {
+      await store.appendPending(transfers.slice(start, start + DEFAULT_WRITER_LIMITS.batch_size_max).map((tx) => ({ transaction: tx, idempotency: null })));
+    }
+    const append_s = (performance.now() - append_started) / 1000;
+
+    const seal_started = performance.now();
+    let blocks = 0;
+    while ((await producer.sealNext()) !== null) blocks += 1;
+    const seal_s = (performance.now() - seal_started) / 1000;
+    console.log(JSON.stringify({
+      store: kind, transactions: count, append_batch: DEFAULT_WRITER_LIMITS.batch_size_max, appends_per_s: Math.round(count / append_s),
+      block_txs_max: BLOCK_TXS_MAX, blocks, seals_per_s: Math.round(count / seal_s), ms_per_block: Math.round((seal_s * 1000) / blocks),
+    }));
+  } finally {
+    await cleanup();
+  }
+}
+
+await main();

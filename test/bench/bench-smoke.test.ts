@@ -1,0 +1,65 @@
+/**
+ * The benchmark's smoke run (`npm run bench -- --smoke`): every scenario, a few seconds in all, so the
+ * benchmark cannot rot. No timing is asserted (speed is judged by full runs, not by tests): only that
+ * every scenario ran, answered without errors, and that the results and the chart were written.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { BenchResults } from '../../bench/report.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SMOKE_TIMEOUT_MS = 240_000;
+
+describe('benchmark smoke run', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-bench-smoke-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('runs every scenario with zero errors and writes its results and chart', () => {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('BENCH_')));
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--results-dir', dir], {
+      cwd: ROOT, env, encoding: 'utf8', timeout: SMOKE_TIMEOUT_MS,
+    });
+    expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const files = fs.readdirSync(dir);
+    expect(files).toEqual(expect.arrayContaining(['latest.json', 'latest.md', 'chart.svg']));
+    expect(files.filter((file) => /^\d{4}-\d\d-\d\dT.*\.json$/.test(file))).toHaveLength(1);
+
+    const results = JSON.parse(fs.readFileSync(path.join(dir, 'latest.json'), 'utf8')) as BenchResults;
+    expect(results.smoke).toBe(true);
+    expect(results.scenarios.map((scenario) => scenario.name)).toEqual(
+      ['submit_many', 'submit_hot', 'batch', 'tx_lookup', 'balance', 'blocks_first', 'blocks_deep', 'stats'],
+    );
+    for (const scenario of results.scenarios) {
+      expect(scenario.service.requests, scenario.name).toBeGreaterThan(0);
+      expect(scenario.service.errors, scenario.name).toBe(0);
+      expect(scenario.bare.requests, `${scenario.name} (bare)`).toBeGreaterThan(0);
+      expect(scenario.bare.errors, `${scenario.name} (bare)`).toBe(0);
+      expect(scenario.ratio, scenario.name).toBeGreaterThan(0);
+    }
+    const batch = results.scenarios.find((scenario) => scenario.name === 'batch');
+    expect(batch?.service.batch_items?.rejected).toBe(0);
+    expect(batch?.service.batch_items?.accepted).toBeGreaterThan(0);
+
+    expect(results.durability.lost).toBe(0);
+    expect(results.durability.found_after_kill).toBeGreaterThanOrEqual(results.durability.acknowledged);
+    expect(results.sealer.pending).toBe(2000);
+    expect(results.sealer.transactions).toBe(2000);
+    expect(results.sealer.transactions_per_s).toBeGreaterThan(0);
+
+    expect(results.scale?.levels.map((level) => level.transactions)).toEqual([1000, 2000]);
+    for (const level of results.scale?.levels ?? []) {
+      expect(level.peak_rss_bytes).toBeGreaterThan(0);
+      expect(Object.keys(level.reads)).toEqual(['tx_lookup', 'balance', 'blocks_first', 'blocks_deep', 'stats']);
+      for (const [name, read] of Object.entries(level.reads)) {
+        expect(read.requests, name).toBeGreaterThan(0);
+        expect(read.errors, name).toBe(0);
+      }
+    }
+    expect(results.targets.length).toBeGreaterThan(10);
+    expect(fs.readFileSync(path.join(dir, 'chart.svg'), 'utf8')).toMatch(/^<svg [^>]*>[\s\S]*<\/svg>\n$/);
+    expect(run.stdout).toContain('| scenario |');
+  }, SMOKE_TIMEOUT_MS);
+});
