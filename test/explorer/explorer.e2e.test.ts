@@ -1,0 +1,389 @@
+/**
+ * The explorer end to end, in real headless Chromium: the real service process (`node dist/main.js`,
+ * production mode) trusting a real OpenID identity provider on loopback, and the explorer it serves.
+ * A person signs in with a token from the IdP, reads the live statistics, opens a block and a
+ * transaction whose proof the browser verifies, sees a tampered proof (from a test double of the API)
+ * shown as not verified, sends a transfer and watches it confirm, looks up a balance — on a desktop
+ * and on a phone, with every page screenshotted and checked by axe-core.
+ */
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, startEnvironment, type E2eEnvironment } from '../e2e/support/fixture.js';
+import { serverErrors, waitUntilSealed } from '../e2e/support/http.js';
+import { createSigningKey, nowSeconds } from '../e2e/support/identity-provider.js';
+import { ServiceProcess } from '../e2e/support/service-process.js';
+import { expectAccessible, launchBrowser, PHONE_VIEWPORT, screenshot, type Browser } from './support/browser.js';
+import { startTamperingProxy, type TamperingProxy } from './support/tampering-proxy.js';
+
+const RATE_LIMIT_MAX = 300;
+const SEED_ROUNDS_MAX = 5;
+const WAIT_MS = 10_000;
+
+let env: E2eEnvironment;
+let service_url: string;
+let proxy: TamperingProxy;
+let browser: Browser;
+let alice_token: string;
+/** A sealed transaction in a block of several (so its audit path is not empty). */
+let seeded_tx: string;
+const page_errors: string[] = [];
+
+/** GET (or POST with a body) as the holder of `token`, through the e2e suite's client. */
+async function api(path: string, token: string, body?: unknown): Promise<{ status: number; json: any; headers: Headers }> {
+  const response = await env.anonymous.as(token).request(path, body === undefined ? {} : { body });
+  return { status: response.status, json: response.body, headers: response.headers };
+}
+
+/** A token signed with a key the identity provider never published, under its current key id. */
+async function forgedToken(sub: string): Promise<string> {
+  return env.idp.sign({ sub }, { key: await createSigningKey('ES256', env.idp.key('ES256').kid) });
+}
+
+async function openPage(url: string): Promise<Page> {
+  const page = await browser.context.newPage();
+  page.on('pageerror', (error) => page_errors.push(`${url}: ${error.message}`));
+  page.on('console', (message) => {
+    // The explorer logs nothing; an error here is a CSP refusal, a failed asset or a crash.
+    if (message.type() === 'error' && !/the server responded with a status of (400|401|404|429)/.test(message.text())) page_errors.push(`${url}: ${message.text()}`);
+  });
+  await page.goto(url);
+  return page;
+}
+
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.getByLabel('Your token (JWT)').fill(token);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await expect.poll(() => page.getByRole('button', { name: 'Sign out' }).isVisible(), { timeout: WAIT_MS }).toBe(true);
+}
+
+beforeAll(async () => {
+  // Production mode: the identity provider is the only way in, and /dev/token does not exist.
+  env = await startEnvironment({
+    env: { NODE_ENV: 'production', BLOCK_INTERVAL_MS: '500', RATE_LIMIT_MAX: String(RATE_LIMIT_MAX), RATE_LIMIT_WINDOW_MS: '86400000' },
+  });
+  service_url = env.service.baseUrl;
+  proxy = await startTamperingProxy(service_url);
+  browser = await launchBrowser();
+  alice_token = await env.idp.token('alice');
+  // Three transactions at once land in one block of several (so proofs have audit paths) unless a
+  // seal falls between them; then a second round does (the balances below count one round).
+  const receipts = await Promise.all([
+    env.admin.submit({ from: ADMIN, to: 'alice', amount: '1000', token: 'TAB', type: 'mint' }),
+    env.admin.submit({ from: ADMIN, to: 'alice', amount: '250.5', token: 'USDG', type: 'mint' }),
+    env.admin.submit({ from: ADMIN, to: 'carol', amount: '10', token: 'TAB', type: 'mint', metadata: { memo: 'welcome' } }),
+  ]);
+  for (const receipt of receipts) expect(receipt.status, receipt.text).toBe(202);
+  const records = [...(await waitUntilSealed(env.admin, receipts.map((receipt) => receipt.body.tx_hash))).values()];
+  seeded_tx = records.find((record) => (record.position ?? 0) > 0)?.tx_hash ?? '';
+  for (let round = 1; seeded_tx === '' && round <= SEED_ROUNDS_MAX; round += 1) {
+    const extra = await Promise.all([0, 1, 2].map((index) => env.admin.submit({ from: ADMIN, to: `seed-${round}-${index}`, amount: 1, token: 'TAB', type: 'mint' })));
+    const sealed = await waitUntilSealed(env.admin, extra.map((receipt) => receipt.body.tx_hash));
+    seeded_tx = [...sealed.values()].find((record) => (record.position ?? 0) > 0)?.tx_hash ?? '';
+  }
+  expect(seeded_tx, 'no block of several transactions').not.toBe('');
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await proxy?.close();
+  await env?.close();
+});
+
+describe('the explorer, end to end in Chromium', () => {
+  it('is served at / by the service; sign-in takes a token from the identity provider (no development button in production)', async () => {
+    const page = await openPage(service_url);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+    expect(await page.getByRole('button', { name: /development token/i }).count()).toBe(0);
+    await expectAccessible(page, 'sign-in');
+    await screenshot(page, 'sign-in');
+
+    // An expired token is refused before it is used, with a clear message.
+    await page.getByLabel('Your token (JWT)').fill(await env.idp.sign({ sub: 'alice', exp: nowSeconds() - 120 }));
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await expect.poll(() => page.locator('#token-problem').textContent()).toMatch(/expired at .* UTC/);
+    // A token the service rejects (not signed by the IdP's key) is refused with the service's reason.
+    await page.getByLabel('Your token (JWT)').fill(await forgedToken('alice'));
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await expect.poll(() => page.locator('#token-problem').textContent()).toMatch(/refused this token: token signature or format is not valid/);
+    expect(await page.evaluate(() => window.sessionStorage.length)).toBe(0);
+    await page.close();
+  });
+
+  it('shows the six statistics live: the latest block matches /api/stats, and follows a new block', async () => {
+    const page = await openPage(service_url);
+    await signIn(page, alice_token);
+    expect(page.url()).not.toContain(alice_token);
+    expect(await page.evaluate(() => window.sessionStorage.getItem('tabula.explorer.token'))).toBe(alice_token);
+    const tile = (name: string) => page.locator(`[data-stat="${name}"] .tile-value`);
+    const stats = (await api('/api/stats', alice_token)).json;
+    await expect.poll(() => tile('latest-block').textContent()).toBe(String(stats.latest_block_number));
+    await expect.poll(() => tile('total-transactions').textContent()).toBe(String(stats.total_transactions));
+    expect(await tile('total-users').textContent()).toBe(String(stats.total_users));
+    expect(await tile('native-price').textContent()).toBe('$1');
+    expect(await tile('volume-24h').textContent()).toBe(`$${stats.trading_volume_24h}`);
+    expect(await tile('active-users-24h').textContent()).toBe(String(stats.active_users_24h));
+    expect(await page.locator('.blocks-table tbody tr').first().getAttribute('data-block')).toBe(String(stats.latest_block_number));
+
+    // A new block appears on the open page without a reload.
+    const receipt = await env.admin.submit({ from: ADMIN, to: 'dave', amount: 5, token: 'TAB', type: 'mint' });
+    const record = (await waitUntilSealed(env.admin, [receipt.body.tx_hash])).get(receipt.body.tx_hash);
+    if (record?.block_number == null) throw new Error('the mint was not sealed');
+    await expect.poll(() => tile('latest-block').textContent(), { timeout: WAIT_MS }).toBe(String(record.block_number));
+    await expect.poll(() => page.locator('.blocks-table tbody tr').first().getAttribute('data-block'), { timeout: WAIT_MS }).toBe(String(record.block_number));
+    expect((await api('/api/stats', alice_token)).json.latest_block_number).toBe(record.block_number);
+    await expectAccessible(page, 'overview');
+    await screenshot(page, 'overview');
+    await page.close();
+  });
+
+  it('opens a block from the list: header, parent link, transactions, and the block verified in the browser', async () => {
+    const page = await openPage(service_url);
+    await signIn(page, alice_token);
+    const record = (await api(`/api/transactions/${seeded_tx}`, alice_token)).json;
+    const block = (await api(`/api/blocks/${record.block_number}`, alice_token)).json;
+    await page.getByRole('link', { name: `#${block.number}`, exact: true }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Block #${block.number}`);
+    const fields = page.locator('.fields');
+    await expect.poll(() => fields.textContent()).toContain(block.hash);
+    expect(await fields.textContent()).toContain(block.transactions_root);
+    expect(await page.getByRole('link', { name: new RegExp(`Parent: block ${block.number - 1}`) }).getAttribute('href')).toBe(`#/block/${block.number - 1}`);
+    await expect.poll(() => page.locator('.verification').getAttribute('data-verified'), { timeout: WAIT_MS }).toBe('true');
+    expect(await page.locator('.transaction-list li').count()).toBe(block.transactions.length);
+    expect(block.transactions.length).toBeGreaterThan(1);
+    await expectAccessible(page, 'block');
+    await screenshot(page, 'block');
+
+    // The parent link leads to the parent block.
+    await page.getByRole('link', { name: new RegExp(`Parent: block ${block.number - 1}`) }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Block #${block.number - 1}`);
+    await page.goBack();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Block #${block.number}`);
+
+    // A transaction of the block opens its page, and its proof verifies.
+    await page.getByRole('link', { name: seeded_tx }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Transaction');
+    await expect.poll(() => page.locator('.verification').getAttribute('data-verified'), { timeout: WAIT_MS }).toBe('true');
+    expect(await page.locator('.verdict').textContent()).toContain('Verified in your browser');
+    expect(await page.locator('.check-ok').count()).toBe(5);
+    expect(await page.locator('[data-field="status"]').textContent()).toContain('confirmed');
+    expect(await page.locator('[data-final-status="confirmed"]').textContent()).toContain(`#${block.number}`);
+    await page.locator('.proof summary').click();
+    expect(await page.locator('.audit-path li').count()).toBeGreaterThan(0);
+    await expectAccessible(page, 'transaction');
+    await screenshot(page, 'transaction');
+    await page.close();
+  });
+
+  it('pages through all blocks, newest first', async () => {
+    // Two blocks a page (the ledger holds genesis, the seed and one more by now).
+    const page = await openPage(`${service_url}/#/blocks?limit=2`);
+    await signIn(page, alice_token);
+    const latest = (await api('/api/stats', alice_token)).json.latest_block_number as number;
+    expect(latest).toBeGreaterThanOrEqual(2);
+    const shown = () => page.locator('.blocks-table tbody tr').evaluateAll((rows) => rows.map((row) => Number(row.getAttribute('data-block'))));
+    await expect.poll(shown).toEqual([latest, latest - 1]);
+    expect(await page.getByRole('link', { name: '← Newer' }).count()).toBe(0);
+    await expectAccessible(page, 'blocks');
+    await screenshot(page, 'blocks');
+    await page.getByRole('link', { name: 'Older →' }).click();
+    await expect.poll(shown).toEqual([latest - 2, latest - 3].filter((number) => number >= 0));
+    expect(page.url()).toContain(`#/blocks?from=${latest - 2}&limit=2`);
+    await page.getByRole('link', { name: '← Newer' }).click();
+    await expect.poll(shown).toEqual([latest, latest - 1]);
+    expect(page.url()).toMatch(/#\/blocks\?limit=2$/);
+    await page.close();
+  });
+
+  it('shows a tampered proof, served by a test double of the API, as NOT verified', async () => {
+    const page = await openPage(`${proxy.url}/#/tx/${seeded_tx}`);
+    await signIn(page, alice_token);
+    await expect.poll(() => page.locator('.verification').getAttribute('data-verified'), { timeout: WAIT_MS }).toBe('false');
+    expect(proxy.tampered()).toBeGreaterThan(0);
+    expect(await page.locator('.verdict').textContent()).toContain('NOT verified');
+    const failed = page.locator('.check-bad');
+    expect(await failed.count()).toBe(1);
+    expect(await failed.textContent()).toMatch(/Merkle root recomputed/);
+    // The untouched parts still check out: the transaction's own hash, and the block it names.
+    expect(await page.locator('.check-ok').count()).toBe(4);
+    await expectAccessible(page, 'tampered transaction');
+    await screenshot(page, 'transaction-tampered');
+    await page.close();
+  });
+
+  it('sends a transfer as the signed-in user and watches it confirm', async () => {
+    const page = await openPage(`${service_url}/#/transfer`);
+    await signIn(page, alice_token);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Send a transfer');
+    expect(await page.getByLabel('From').inputValue()).toBe('alice');
+    // A mistake is explained next to its field, and nothing is sent.
+    await page.getByLabel('To (user id)').fill('bob');
+    await page.getByLabel('Amount').fill('1.123456789');
+    await page.getByRole('button', { name: 'Send transfer' }).click();
+    await expect.poll(() => page.locator('#amount-problem').textContent()).toMatch(/decimals/);
+    await page.getByLabel('Amount').fill('12.5');
+    await page.getByLabel('Memo (optional)').fill('lunch');
+    await expectAccessible(page, 'transfer');
+    await screenshot(page, 'transfer');
+    await page.getByRole('button', { name: 'Send transfer' }).click();
+
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: WAIT_MS }).toBe('Transaction');
+    const hash = /#\/tx\/(0x[0-9a-f]{64})$/.exec(page.url())?.[1];
+    expect(hash).toBeDefined();
+    const history = page.locator('.timeline');
+    expect(await history.textContent()).toContain('submitted');
+    await expect.poll(() => page.locator('[data-field="status"]').textContent(), { timeout: WAIT_MS }).toContain('confirmed');
+    await expect.poll(() => page.locator('.verification').getAttribute('data-verified'), { timeout: WAIT_MS }).toBe('true');
+    const record = (await api(`/api/transactions/${hash}`, alice_token)).json;
+    expect(record).toMatchObject({ from: 'alice', to: 'bob', amount: 12.5, token: 'TAB', type: 'transfer', status: 'confirmed', metadata: { memo: 'lunch' } });
+    expect(await page.locator('[data-final-status="confirmed"]').textContent()).toContain(`#${record.block_number}`);
+    expect(await history.locator('li').count()).toBe(2);
+    expect(await page.locator('[data-field="amount"]').textContent()).toBe('12.5 TAB');
+    await screenshot(page, 'transaction-confirmed');
+    await page.close();
+  });
+
+  it('looks up a balance, a block and a transaction through the search box', async () => {
+    const page = await openPage(service_url);
+    await signIn(page, alice_token);
+    const search = page.getByRole('searchbox', { name: /Search by transaction hash, block number or user id/ });
+    await search.fill('bob');
+    await search.press('Enter');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Account bob');
+    const balance = (await api('/api/balance/bob', alice_token)).json;
+    expect(balance).toEqual({ user_id: 'bob', native: 12.5, usdg: 0, total_usd: 12.5 });
+    await expect.poll(() => page.locator('[data-balance="native"] dd').textContent()).toBe('12.5');
+    expect(await page.locator('[data-balance="usdg"] dd').textContent()).toBe('0');
+    expect(await page.locator('[data-balance="total_usd"] dd').textContent()).toBe('$12.5');
+
+    await search.fill('alice');
+    await search.press('Enter');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Account alice');
+    await expect.poll(() => page.locator('[data-balance="native"] dd').textContent()).toBe('987.5');
+    expect(await page.locator('[data-balance="usdg"] dd').textContent()).toBe('250.5');
+    expect(await page.locator('[data-balance="total_usd"] dd').textContent()).toBe('$1,238');
+    await expectAccessible(page, 'account');
+    await screenshot(page, 'account');
+
+    await search.fill('1');
+    await search.press('Enter');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Block #1');
+    await search.fill(seeded_tx.toUpperCase().replace('0X', '0x'));
+    await search.press('Enter');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Transaction');
+    expect(page.url()).toContain(`#/tx/${seeded_tx}`);
+    await search.fill('0x1234');
+    await search.press('Enter');
+    await expect.poll(() => page.locator('#search-problem').textContent()).toContain('64 hexadecimal digits');
+    await page.close();
+  });
+
+  it('leads back to sign-in with a clear message when the token is rejected or expires', async () => {
+    const page = await openPage(service_url);
+    await signIn(page, alice_token);
+    // A token the service no longer accepts (here: signed by a key the IdP does not publish).
+    await page.evaluate((token) => window.sessionStorage.setItem('tabula.explorer.token', token), await forgedToken('alice'));
+    await page.reload();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+    expect(await page.getByRole('alert').first().textContent()).toMatch(/refused your token \(token signature or format is not valid\)\. Sign in again/);
+    expect(await page.evaluate(() => window.sessionStorage.length)).toBe(0);
+
+    // A token that expires while the page is open.
+    const short_lived = await env.idp.sign({ sub: 'alice', exp: nowSeconds() + 5 });
+    await signIn(page, short_lived);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: WAIT_MS }).toBe('Sign in');
+    expect(await page.getByRole('alert').first().textContent()).toMatch(/Your token expired at .* UTC\. Sign in again/);
+    await page.close();
+  });
+
+  it('shows a 429 with its Retry-After instead of swallowing it, and pauses polling', { timeout: 60_000 }, async () => {
+    const hasty_token = await env.idp.token('hasty');
+    const page = await openPage(service_url);
+    await signIn(page, hasty_token);
+    // Use up hasty's whole window from outside the page; the page's next poll is refused. (The
+    // window is a day; should it end within the next half minute, start in the next one.)
+    let last = await api('/api/stats', hasty_token);
+    const reset_s = Number(/reset=(\d+)/.exec(last.headers.get('ratelimit') ?? '')?.[1]);
+    if (reset_s < 30) {
+      await new Promise((resolve) => setTimeout(resolve, (reset_s + 1) * 1000));
+      last = await api('/api/stats', hasty_token);
+    }
+    for (let request = 0; request < RATE_LIMIT_MAX && last.status !== 429; request += 1) last = await api('/api/stats', hasty_token);
+    expect(last.status).toBe(429);
+    const retry_after_s = Number(last.headers.get('retry-after'));
+    expect(retry_after_s).toBeGreaterThan(0);
+    const banner = page.locator('.banner');
+    await expect.poll(() => banner.textContent(), { timeout: WAIT_MS }).toMatch(/Rate limited \(429\).*\(Retry-After: \d+ s\)/);
+    const shown_s = Number(/Retry-After: (\d+) s/.exec((await banner.textContent()) ?? '')?.[1]);
+    expect(Math.abs(shown_s - retry_after_s)).toBeLessThanOrEqual(5);
+    expect(await page.locator('.stats .notice').textContent()).toContain('paused by the rate limit');
+    // Still signed in: a 429 is not a 401.
+    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
+    await screenshot(page, 'rate-limited');
+    await page.close();
+  });
+
+  it('is readable on a phone', async () => {
+    const page = await openPage(service_url);
+    await page.setViewportSize(PHONE_VIEWPORT);
+    await signIn(page, alice_token);
+    await expect.poll(() => page.locator('[data-stat="latest-block"] .tile-value').textContent()).toMatch(/^\d+$/);
+    await expect.poll(() => page.locator('.blocks-table tbody tr').count()).toBeGreaterThan(0);
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await expectAccessible(page, 'overview on a phone');
+    await screenshot(page, 'overview-phone');
+    await page.goto(`${service_url}/#/tx/${seeded_tx}`);
+    await expect.poll(() => page.locator('.verification').getAttribute('data-verified'), { timeout: WAIT_MS }).toBe('true');
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await screenshot(page, 'transaction-phone');
+    await page.close();
+  });
+
+  it('works from the keyboard: a skip link first, then a visible focus ring', async () => {
+    const page = await openPage(service_url);
+    await signIn(page, alice_token);
+    await page.reload();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Ledger overview');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    const ring = await page.evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle);
+    expect(ring).toBe('solid');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+    // The search box is reachable by keyboard and a search changes the page.
+    await page.getByRole('searchbox').focus();
+    await page.keyboard.type('carol');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Account carol');
+    // Focus moves to the new page's heading.
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    await page.close();
+  });
+
+  it('left no script error or CSP refusal on any page, and the service answered no 5xx', () => {
+    expect(page_errors).toEqual([]);
+    expect(serverErrors()).toEqual([]);
+  });
+});
+
+describe('the explorer on a development server', () => {
+  let dev: ServiceProcess;
+  beforeAll(async () => {
+    // No JWT configuration and not production: the development secret, and the button.
+    dev = await ServiceProcess.start({ env: { NODE_ENV: 'development', BLOCK_INTERVAL_MS: '500' } });
+  });
+  afterAll(() => dev?.dispose());
+
+  it('signs in with a development token minted by the button', async () => {
+    const page = await openPage(dev.baseUrl);
+    await expect.poll(() => page.getByRole('heading', { level: 2, name: 'Development server' }).isVisible()).toBe(true);
+    await page.getByLabel('User id').fill('erin');
+    await expectAccessible(page, 'development sign-in');
+    await screenshot(page, 'sign-in-development');
+    await page.getByRole('button', { name: 'Mint a development token and sign in' }).click();
+    await expect.poll(() => page.getByRole('button', { name: 'Sign out' }).isVisible(), { timeout: WAIT_MS }).toBe(true);
+    expect(await page.locator('.who').textContent()).toContain('erin');
+    await expect.poll(() => page.locator('[data-stat="latest-block"] .tile-value').textContent()).toBe('0');
+    await page.close();
+  });
+});
