@@ -1,0 +1,92 @@
+/**
+ * The README's SDK and CLI walkthroughs, run as printed against the real process in development mode
+ * (no JWT_SECRET: the service creates its secret, `tabula token` finds it): the SDK installed into a
+ * fresh project from this repository's folder, the CLI with npx. Each walkthrough must stay under ten
+ * lines. Like the curl examples, it runs once per store (vitest projects sqlite and postgres).
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+function between(text: string, name: string): string {
+  const block = text.split(`<!-- ${name}:start -->`)[1]?.split(`<!-- ${name}:end -->`)[0];
+  if (block === undefined) throw new Error(`README has no ${name} block`);
+  return block;
+}
+
+function fenced(block: string, language: string): string {
+  const code = new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(block)?.[1];
+  if (code === undefined) throw new Error(`no ${language} code in the block`);
+  return code;
+}
+
+function codeLines(code: string): number {
+  return code.split('\n').filter((line) => line.trim() !== '').length;
+}
+
+type Run = { status: number; stdout: string; stderr: string };
+
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd, env, timeout: 120_000 }, (error, stdout, stderr) => {
+      resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+  });
+}
+
+const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+// npm must not reach a registry: everything installed here comes from this repository.
+const NPM_OFFLINE = { npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+
+describe('README SDK and CLI walkthroughs', () => {
+  let database: TestDatabase;
+  let server: ServerProcess;
+  let env: NodeJS.ProcessEnv;
+  let project: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    server = await startServerProcess({ JWT_SECRET: '', DATABASE_URL: database.url });
+    env = { ...process.env, ...NPM_OFFLINE, DATABASE_URL: server.env.DATABASE_URL, LOG_LEVEL: 'warn' };
+    delete env.JWT_SECRET; delete env.JWT_ISSUER; delete env.JWT_JWKS_URL; delete env.API_KEYS; delete env.TABULA_API_KEY;
+    project = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-sdk-user-'));
+  });
+  afterAll(async () => {
+    await server?.close();
+    await database?.drop();
+    fs.rmSync(project, { recursive: true, force: true });
+  });
+
+  it('the CLI walkthrough works as printed', async () => {
+    const script = fenced(between(README, 'readme-cli'), 'bash');
+    expect(codeLines(script)).toBeLessThan(10);
+    const pointed = script.replace('http://localhost:8080', server.url);
+    expect(pointed).not.toBe(script);
+    const result = await run('bash', ['-euo', 'pipefail', '-c', pointed], ROOT, env);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^status +confirmed$/m);
+    expect(result.stdout).toMatch(/^amount +100 TAB$/m);
+    expect(result.stdout).toMatch(/^verified transaction 0x[0-9a-f]{64} \(confirmed\)$/m);
+    expect(result.stdout).toMatch(/^verified blocks 0\.\.\d+ /m);
+  });
+
+  it('the SDK walkthrough works as printed in a new project that installs the SDK from this repository', async () => {
+    const block = between(README, 'readme-sdk');
+    const install = fenced(block, 'bash').replace('/path/to/tabula', ROOT);
+    const code = fenced(block, 'js');
+    expect(codeLines(code)).toBeLessThan(10);
+    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', version: '1.0.0', private: true }));
+    const installed = await run('bash', ['-euo', 'pipefail', '-c', install], project, env);
+    expect(installed.status, installed.stderr).toBe(0);
+    fs.writeFileSync(path.join(project, 'quickstart.mjs'), code);
+    const token = await run(process.execPath, ['dist/cli/tabula.js', 'token', 'treasury', '--admin'], ROOT, env);
+    expect(token.status, token.stderr).toBe(0);
+    const result = await run(process.execPath, ['quickstart.mjs'], project, { ...env, TABULA_URL: server.url, TABULA_TOKEN: token.stdout.trim() });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^confirmed in block \d+; inclusion proof verified\n$/);
+  });
+});
