@@ -67,14 +67,15 @@ export async function openStorage(config: Config, logger: Logger): Promise<Stora
 }
 
 /**
- * Rate-limit counts: in Redis for every instance when REDIS_URL is set, else in memory. Redis that
- * cannot be reached (at start or later) never stops the service: the counts fall back to memory.
+ * Rate-limit buckets: in Redis for every instance when REDIS_URL is set, else in memory. Redis that
+ * cannot be reached (at start or later) never stops the service: the buckets fall back to memory.
  */
-async function openRateLimitStore(config: Config, logger: Logger): Promise<{ store: RateLimitStore; close(): Promise<void> }> {
-  if (config.redis_url === undefined) return { store: new MemoryRateLimitStore(), close: async () => {} };
+async function openRateLimitStore(config: Config, logger: Logger): Promise<{ store: RateLimitStore; fallbacks(): number; close(): Promise<void> }> {
+  if (config.redis_url === undefined) return { store: new MemoryRateLimitStore(), fallbacks: () => 0, close: async () => {} };
   const redis = new RedisRateLimitStore({ url: config.redis_url, logger });
   if (!(await redis.connected())) logger.warn('Redis cannot be reached at start; rate limits are counted per instance until it can');
-  return { store: new FailOpenRateLimitStore(redis, new MemoryRateLimitStore(), logger), close: () => redis.close() };
+  const store = new FailOpenRateLimitStore(redis, new MemoryRateLimitStore(), logger);
+  return { store, fallbacks: () => store.fallbacks, close: () => redis.close() };
 }
 
 export async function startLedger(config: Config, options: LedgerOptions = {}): Promise<Ledger> {
@@ -103,6 +104,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   });
   const rate_limit_store = await openRateLimitStore(config, logger);
   const rate_limiter = new RateLimiter(rate_limit_store.store, config.rate_limit_max, config.rate_limit_window_ms);
+  metrics.watchRateLimitFallbacks(rate_limit_store.fallbacks);
   const api_key_check = config.api_keys.length > 0 ? createApiKeyCheck(config.api_keys) : null;
   // Only the development secret (never JWT_SECRET, never production) lets the explorer mint tokens.
   const dev_tokens = dev_secret !== undefined && !config.production

@@ -34,8 +34,8 @@ export const CONNECTION_ERROR_CODES: readonly ErrorCode[] = ['route_not_found', 
 export const API_SECURITY: { [scheme: string]: string[] }[] = [{ bearer_token: [], api_key: [] }, { bearer_token: [] }];
 
 const RATE_LIMIT_HEADERS = {
-  'RateLimit-Policy': { type: 'string', description: 'The policy, e.g. `1200;w=60`: requests per window of seconds', examples: ['1200;w=60'] },
-  RateLimit: { type: 'string', description: 'What is left of the window, e.g. `limit=1200, remaining=1187, reset=42`', examples: ['limit=1200, remaining=1187, reset=42'] },
+  'RateLimit-Policy': { type: 'string', description: 'The policy, e.g. `1200;w=60`: a bucket of 1200 requests that refills in 60 seconds', examples: ['1200;w=60'] },
+  RateLimit: { type: 'string', description: 'What is left, e.g. `limit=1200, remaining=1187, reset=1`: requests that may be sent at once now, and seconds until the bucket is full again', examples: ['limit=1200, remaining=1187, reset=42'] },
 };
 const RETRY_AFTER = { 'Retry-After': { type: 'string', description: 'Seconds to wait before retrying', examples: ['42'] } };
 

@@ -1,46 +1,71 @@
 /**
- * Per-caller rate limit: a fixed window of `window_ms` allowing `max` requests. The count lives
- * behind `RateLimitStore` (in memory here; a shared store can implement the same interface). Headers
- * follow draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy: 1200;w=60` and
- * `RateLimit: limit=1200, remaining=1199, reset=60`; a refusal adds `Retry-After`.
+ * Per-caller rate limit: the generic cell rate algorithm (GCRA), a token bucket kept as one number
+ * per caller. The bucket holds `max` requests and refills at `max` per `window_ms`, so a caller may
+ * spend the whole limit at once and then one request every `window_ms / max`. Unlike fixed windows
+ * there is no boundary to spend twice across, and a refused request spends nothing.
+ *
+ * The number is the caller's theoretical arrival time (`tat_ms`): the moment its bucket will be full
+ * again. Admitting a cost moves it `cost × interval_ms` later, allowed while it stays at most
+ * `window_ms` ahead of now. It lives behind `RateLimitStore` (in memory here, in Redis for a
+ * cluster). Headers follow draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy: 1200;w=60` and
+ * `RateLimit: limit=1200, remaining=1199, reset=1` (`reset`: seconds until the bucket is full again);
+ * a refusal adds `Retry-After`, the seconds until the refused cost would fit.
  */
-export type WindowCount = { count: number; reset_ms: number };
+
+/** What a store decided: whether the cost was admitted, and the schedule after the decision. */
+export type Admission = { allowed: boolean; tat_ms: number };
 
 export interface RateLimitStore {
-  /** Counts `cost` requests (one unless told) for `key` in the window that holds `now_ms`. */
-  hit(key: string, window_ms: number, now_ms: number, cost?: number): Promise<WindowCount>;
+  /**
+   * Moves `key`'s schedule (never earlier than `now_ms`) `cost_ms` later if it then stays within
+   * `capacity_ms` of `now_ms`; otherwise leaves it. Atomic per key.
+   */
+  admit(key: string, now_ms: number, cost_ms: number, capacity_ms: number): Promise<Admission>;
 }
 
 export type RateLimitDecision = { allowed: boolean; headers: Record<string, string> };
 
-/** In-memory counts, bounded: when full, windows that have ended are dropped, then the oldest. */
+/** Rounding slack for `window_ms / max` intervals that are not whole milliseconds. */
+export const SCHEDULE_TOLERANCE_MS = 0.001;
+
+/** The decision itself, shared by every store so they cannot disagree. */
+export function admission(stored_tat_ms: number | undefined, now_ms: number, cost_ms: number, capacity_ms: number): Admission {
+  const tat_ms = Math.max(stored_tat_ms ?? now_ms, now_ms);
+  const after_ms = tat_ms + cost_ms;
+  if (after_ms - now_ms > capacity_ms + SCHEDULE_TOLERANCE_MS) return { allowed: false, tat_ms };
+  return { allowed: true, tat_ms: after_ms };
+}
+
+/** In-memory schedules, bounded: when full, callers whose buckets are full again go first, then the least recently admitted. */
 export class MemoryRateLimitStore implements RateLimitStore {
-  private readonly windows = new Map<string, { start_ms: number; count: number }>();
+  private readonly schedules = new Map<string, number>();
   private readonly keys_max: number;
 
   constructor(keys_max = 100_000) {
     this.keys_max = keys_max;
   }
 
-  async hit(key: string, window_ms: number, now_ms: number, cost = 1): Promise<WindowCount> {
-    const start_ms = now_ms - (now_ms % window_ms);
-    let window = this.windows.get(key);
-    if (window === undefined || window.start_ms !== start_ms) {
-      this.makeRoom(start_ms);
-      window = { start_ms, count: 0 };
-      this.windows.set(key, window);
-    }
-    window.count += cost;
-    return { count: window.count, reset_ms: start_ms + window_ms };
+  async admit(key: string, now_ms: number, cost_ms: number, capacity_ms: number): Promise<Admission> {
+    const decision = admission(this.schedules.get(key), now_ms, cost_ms, capacity_ms);
+    if (!decision.allowed) return decision;
+    // Delete, then set: the Map's order stays least recently admitted first.
+    this.schedules.delete(key);
+    this.makeRoom(now_ms);
+    this.schedules.set(key, decision.tat_ms);
+    return decision;
   }
 
-  private makeRoom(current_start_ms: number): void {
-    if (this.windows.size < this.keys_max) return;
-    for (const [key, window] of this.windows) if (window.start_ms < current_start_ms) this.windows.delete(key);
-    while (this.windows.size >= this.keys_max) {
-      const oldest = this.windows.keys().next();
+  get size(): number {
+    return this.schedules.size;
+  }
+
+  private makeRoom(now_ms: number): void {
+    if (this.schedules.size < this.keys_max) return;
+    for (const [key, tat_ms] of this.schedules) if (tat_ms <= now_ms) this.schedules.delete(key);
+    while (this.schedules.size >= this.keys_max) {
+      const oldest = this.schedules.keys().next();
       if (oldest.done === true) break;
-      this.windows.delete(oldest.value);
+      this.schedules.delete(oldest.value);
     }
   }
 }
@@ -49,25 +74,35 @@ export class RateLimiter {
   private readonly store: RateLimitStore;
   private readonly max: number;
   private readonly window_ms: number;
+  private readonly interval_ms: number;
   private readonly policy: string;
 
   constructor(store: RateLimitStore, max: number, window_ms: number) {
+    if (!Number.isSafeInteger(max) || max < 1) throw new Error(`rate limit max must be a positive integer, got ${max}`);
+    if (!Number.isSafeInteger(window_ms) || window_ms < 1) throw new Error(`rate limit window must be a positive integer of ms, got ${window_ms}`);
     this.store = store;
     this.max = max;
     this.window_ms = window_ms;
+    this.interval_ms = window_ms / max;
     this.policy = `${max};w=${Math.ceil(window_ms / 1000)}`;
   }
 
-  /** Counts `cost` requests for `key` (a batch costs one per transaction) and says whether they are allowed. */
+  /** Whether `cost` requests (a batch costs one per transaction) fit: more than `max` never do. */
+  fits(cost: number): boolean {
+    return cost <= this.max;
+  }
+
+  /** Spends `cost` requests of `key`'s bucket if they fit, and says what is left. */
   async check(key: string, now_ms: number, cost = 1): Promise<RateLimitDecision> {
-    const { count, reset_ms } = await this.store.hit(key, this.window_ms, now_ms, cost);
-    const reset_s = Math.max(1, Math.ceil((reset_ms - now_ms) / 1000));
-    const remaining = Math.max(0, this.max - count);
+    const cost_ms = cost * this.interval_ms;
+    const { allowed, tat_ms } = await this.store.admit(key, now_ms, cost_ms, this.window_ms);
+    const backlog_ms = Math.max(0, tat_ms - now_ms);
+    const remaining = Math.max(0, Math.floor((this.window_ms - backlog_ms + SCHEDULE_TOLERANCE_MS) / this.interval_ms));
     const headers: Record<string, string> = {
       'ratelimit-policy': this.policy,
-      ratelimit: `limit=${this.max}, remaining=${remaining}, reset=${reset_s}`,
+      ratelimit: `limit=${this.max}, remaining=${remaining}, reset=${Math.ceil(backlog_ms / 1000)}`,
     };
-    if (count > this.max) headers['retry-after'] = String(reset_s);
-    return { allowed: count <= this.max, headers };
+    if (!allowed) headers['retry-after'] = String(Math.max(1, Math.ceil((backlog_ms + cost_ms - this.window_ms) / 1000)));
+    return { allowed, headers };
   }
 }

@@ -1,22 +1,30 @@
 /**
- * Rate-limit counts shared by every instance, in Redis (ioredis): one key per caller and window,
- * counted and given its expiry by one Lua script, so concurrent requests on any instance count
- * exactly once each. Redis is a helper, not a dependency: `FailOpenRateLimitStore` answers from the
- * process's own in-memory counts while Redis is unreachable or slow, logs it, and never turns it into
- * an error for the caller.
+ * Rate-limit schedules shared by every instance, in Redis (ioredis): one key per caller holding its
+ * GCRA schedule (see rate-limit.ts), read, decided and written by one Lua script, so concurrent
+ * requests on any instance are admitted exactly once each. Redis is a helper, not a dependency:
+ * `FailOpenRateLimitStore` answers from the process's own memory while Redis is unreachable or slow,
+ * logs it, and never turns it into an error for the caller.
  */
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { RateLimitStore, WindowCount } from './rate-limit.js';
+import { SCHEDULE_TOLERANCE_MS, type Admission, type RateLimitStore } from './rate-limit.js';
 
 /**
- * INCRBY the request's cost, and on the first hit of a window PEXPIRE: atomic, so two instances never
- * both start a window.
+ * The same decision as `admission()` in rate-limit.ts, inside Redis. The schedule is written with
+ * `%.17g`, which round-trips a double exactly, and expires when the bucket is full again (a missing
+ * key and a full bucket mean the same). Replies are strings: Redis would truncate a Lua number.
  */
-const HIT_SCRIPT = `
-local count = redis.call('INCRBY', KEYS[1], ARGV[2])
-if count == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return count`;
+const ADMIT_SCRIPT = `
+local now_ms = tonumber(ARGV[1])
+local cost_ms = tonumber(ARGV[2])
+local capacity_ms = tonumber(ARGV[3])
+local tolerance_ms = tonumber(ARGV[4])
+local tat_ms = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if tat_ms < now_ms then tat_ms = now_ms end
+local after_ms = tat_ms + cost_ms
+if after_ms - now_ms > capacity_ms + tolerance_ms then return {0, string.format('%.17g', tat_ms)} end
+redis.call('SET', KEYS[1], string.format('%.17g', after_ms), 'PX', math.max(1, math.ceil(after_ms - now_ms)))
+return {1, string.format('%.17g', after_ms)}`;
 
 /** Time limits: a request waits at most this long for Redis before the fallback answers. */
 const COMMAND_TIMEOUT_MS = 250;
@@ -61,11 +69,13 @@ export class RedisRateLimitStore implements RateLimitStore {
     });
   }
 
-  async hit(key: string, window_ms: number, now_ms: number, cost = 1): Promise<WindowCount> {
-    const start_ms = now_ms - (now_ms % window_ms);
-    const count = await this.redis.eval(HIT_SCRIPT, 1, `${this.key_prefix}${key}:${start_ms}`, String(window_ms), String(cost));
-    if (typeof count !== 'number') throw new Error(`Redis answered the rate-limit script with ${typeof count}`);
-    return { count, reset_ms: start_ms + window_ms };
+  async admit(key: string, now_ms: number, cost_ms: number, capacity_ms: number): Promise<Admission> {
+    const reply = await this.redis.eval(ADMIT_SCRIPT, 1, `${this.key_prefix}${key}`,
+      String(now_ms), String(cost_ms), String(capacity_ms), String(SCHEDULE_TOLERANCE_MS));
+    if (!Array.isArray(reply) || reply.length !== 2) throw new Error('Redis answered the rate-limit script with an unexpected reply');
+    const tat_ms = Number(reply[1]);
+    if (!Number.isFinite(tat_ms)) throw new Error(`Redis answered the rate-limit script with schedule ${String(reply[1])}`);
+    return { allowed: reply[0] === 1, tat_ms };
   }
 
   async close(): Promise<void> {
@@ -90,13 +100,13 @@ export class FailOpenRateLimitStore implements RateLimitStore {
     this.warn = throttled(logger, 'shared rate-limit store unavailable; counting in this instance\'s memory');
   }
 
-  async hit(key: string, window_ms: number, now_ms: number, cost = 1): Promise<WindowCount> {
+  async admit(key: string, now_ms: number, cost_ms: number, capacity_ms: number): Promise<Admission> {
     try {
-      return await this.primary.hit(key, window_ms, now_ms, cost);
+      return await this.primary.admit(key, now_ms, cost_ms, capacity_ms);
     } catch (error) {
       this.fallbacks += 1;
       this.warn(now_ms, error);
-      return this.fallback.hit(key, window_ms, now_ms, cost);
+      return this.fallback.admit(key, now_ms, cost_ms, capacity_ms);
     }
   }
 }

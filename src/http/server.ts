@@ -145,7 +145,7 @@ async function guard(deps: ServerDependencies, request: FastifyRequest, reply: F
   const key = principal === null ? `ip:${request.ip}` : `sub:${principal.sub}`;
   const decision = await deps.rate_limiter.check(key, deps.clock.now_ms());
   reply.headers(decision.headers);
-  if (!decision.allowed) throw new HttpProblem('rate_limited', 'rate limit exceeded; retry after the window resets');
+  if (!decision.allowed) throw new HttpProblem('rate_limited', 'rate limit exceeded; retry after Retry-After seconds');
   if (failure !== null) throw failure;
   request.principal = principal;
 }

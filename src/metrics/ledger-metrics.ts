@@ -92,6 +92,19 @@ export class LedgerMetrics implements BlockSealObserver {
     });
   }
 
+  /** Registers the counter of rate-limit decisions made in memory because the shared store (Redis) failed. */
+  watchRateLimitFallbacks(fallbacks: () => number): void {
+    new Counter({
+      name: 'tabula_rate_limit_fallbacks_total',
+      help: 'Rate-limit decisions made in this instance\'s memory because Redis could not be reached',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(fallbacks());
+      },
+    });
+  }
+
   httpRequest(method: string, route: string, status_code: number, duration_ms: number): void {
     const key = `${method} ${route} ${status_code}`;
     let child = this.http_children.get(key);

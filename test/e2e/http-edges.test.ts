@@ -11,6 +11,8 @@ import { ADMIN, startEnvironment, type E2eEnvironment } from './support/fixture.
 import { type ApiClient, type ApiResponse, type ProblemRecord, serverErrors } from './support/http.js';
 
 const RATE_LIMIT_MAX = 40;
+/** An hour: a request refills every 90 s, far longer than the test takes, so the count is exact. */
+const RATE_LIMIT_WINDOW_MS = 3_600_000;
 
 type RawResponse = { status: number; headers: Map<string, string>; body: string };
 
@@ -38,7 +40,7 @@ describe('e2e: error answers at the HTTP edge are problem+json', () => {
   let alice: ApiClient;
 
   beforeAll(async () => {
-    env = await startEnvironment({ env: { RATE_LIMIT_MAX: String(RATE_LIMIT_MAX), RATE_LIMIT_WINDOW_MS: '60000' } });
+    env = await startEnvironment({ env: { RATE_LIMIT_MAX: String(RATE_LIMIT_MAX), RATE_LIMIT_WINDOW_MS: String(RATE_LIMIT_WINDOW_MS) } });
     alice = await env.as('edge-alice');
   });
 
@@ -104,7 +106,7 @@ describe('e2e: error answers at the HTTP edge are problem+json', () => {
       statuses.push(response.status);
       if (response.status === 429) refusal ??= response;
       else {
-        expect(response.headers.get('ratelimit-policy')).toBe(`${RATE_LIMIT_MAX};w=60`);
+        expect(response.headers.get('ratelimit-policy')).toBe(`${RATE_LIMIT_MAX};w=${RATE_LIMIT_WINDOW_MS / 1000}`);
         expect(response.headers.get('ratelimit')).toMatch(/^limit=\d+, remaining=\d+, reset=\d+$/);
       }
     }
@@ -114,7 +116,7 @@ describe('e2e: error answers at the HTTP edge are problem+json', () => {
     if (refusal === undefined) return;
     expectProblem(fromApi(refusal), 429, 'rate_limited');
     expect(Number(refusal.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(refusal.headers.get('ratelimit-policy')).toBe(`${RATE_LIMIT_MAX};w=60`);
+    expect(refusal.headers.get('ratelimit-policy')).toBe(`${RATE_LIMIT_MAX};w=${RATE_LIMIT_WINDOW_MS / 1000}`);
     // Another caller has its own budget.
     expect((await env.admin.get('/api/stats')).status).toBe(200);
     const mint = await env.admin.submit({ from: ADMIN, to: 'edge-alice', amount: 1, token: 'TAB', type: 'mint' });

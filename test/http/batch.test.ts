@@ -120,7 +120,13 @@ describe('POST /api/transactions/batch', () => {
     const first = await alice.post(BATCH, { transactions: Array.from({ length: 8 }, (_, index) => transfer(`r${index}`)) });
     expect(first.json.accepted).toBe(8);
     expect(first.headers.ratelimit).toMatch(/remaining=2/);
-    expectProblem(await alice.post(BATCH, { transactions: Array.from({ length: 3 }, (_, index) => transfer(`s${index}`)) }), 429, 'rate_limited');
+    const refused = await alice.post(BATCH, { transactions: Array.from({ length: 3 }, (_, index) => transfer(`s${index}`)) });
+    expectProblem(refused, 429, 'rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // More than the whole limit could never fit: a 400 that says so, not a 429 to wait out.
+    const oversized = await clientFor(ledger, await ledger.token('bob')).post(BATCH, { transactions: Array.from({ length: 11 }, (_, index) => ({ ...transfer(`t${index}`), from: 'bob' })) });
+    expectProblem(oversized, 400, 'validation_failed');
+    expect(oversized.json.errors).toEqual([{ field: 'transactions', message: expect.stringMatching(/RATE_LIMIT_MAX/) }]);
     expect(await ledger.store.pendingCount()).toBe(8);
   });
 

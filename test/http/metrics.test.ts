@@ -66,6 +66,7 @@ describe('/metrics', () => {
     // Two tokens, six /api requests: two misses, four hits.
     expect(sample(before, 'tabula_token_cache_lookups_total', { result: 'miss' })).toBe(2);
     expect(sample(before, 'tabula_token_cache_lookups_total', { result: 'hit' })).toBe(4);
+    expect(sample(before, 'tabula_rate_limit_fallbacks_total')).toBe(0);
     expect(sample(before, 'process_resident_memory_bytes')).toBeGreaterThan(0);
 
     await ledger.producer.drain();

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { Writable } from 'node:stream';
+import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -47,34 +48,56 @@ describe('Redis rate-limit store', () => {
     return store;
   }
 
-  it('counts concurrent hits exactly once each, per key and window, and lets keys expire', async () => {
+  it('admits concurrent requests exactly once each, per key, and lets a schedule expire when its bucket is full', async () => {
     const key_prefix = `${unique('tabula-test')}:`;
     const store = redisStore(REDIS_URL, undefined, key_prefix);
     expect(await store.connected(5000)).toBe(true);
     const now_ms = Date.now();
-    const counts = await Promise.all(Array.from({ length: 50 }, () => store.hit('sub:alice', WINDOW_MS, now_ms)));
-    expect(counts.map((count) => count.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, index) => index + 1));
-    expect(new Set(counts.map((count) => count.reset_ms))).toEqual(new Set([now_ms - (now_ms % WINDOW_MS) + WINDOW_MS]));
-    expect((await store.hit('sub:bob', WINDOW_MS, now_ms)).count).toBe(1);
-    expect((await store.hit('sub:alice', WINDOW_MS, now_ms + WINDOW_MS)).count).toBe(1);
+    const admissions = await Promise.all(Array.from({ length: 50 }, () => store.admit('sub:alice', now_ms, 1000, WINDOW_MS)));
+    expect(admissions.every((admission) => admission.allowed)).toBe(true);
+    expect(admissions.map((admission) => admission.tat_ms - now_ms).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, index) => (index + 1) * 1000));
+    expect(await store.admit('sub:bob', now_ms, 1000, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + 1000 });
+    // A schedule in the past is a full bucket: it starts again from now.
+    expect(await store.admit('sub:alice', now_ms + 2 * WINDOW_MS, 1000, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + 2 * WINDOW_MS + 1000 });
 
     const inspector = new Redis(REDIS_URL);
     closers.push(() => inspector.quit());
-    const ttl_ms = await inspector.pttl(`${key_prefix}sub:alice:${now_ms - (now_ms % WINDOW_MS)}`);
+    const ttl_ms = await inspector.pttl(`${key_prefix}sub:bob`);
     expect(ttl_ms).toBeGreaterThan(0);
-    expect(ttl_ms).toBeLessThanOrEqual(WINDOW_MS);
+    expect(ttl_ms).toBeLessThanOrEqual(1000);
   });
 
-  it('counts a batch by its cost, and starts the window (with its expiry) on a costly first hit', async () => {
-    const key_prefix = `${unique('tabula-test')}:`;
-    const store = redisStore(REDIS_URL, undefined, key_prefix);
+  it('refuses a cost that does not fit and spends nothing for it; keeps fractional intervals exact', async () => {
+    const store = redisStore();
     expect(await store.connected(5000)).toBe(true);
     const now_ms = Date.now();
-    expect((await store.hit('sub:batcher', WINDOW_MS, now_ms, 250)).count).toBe(250);
-    expect((await store.hit('sub:batcher', WINDOW_MS, now_ms)).count).toBe(251);
-    const inspector = new Redis(REDIS_URL);
-    closers.push(() => inspector.quit());
-    expect(await inspector.pttl(`${key_prefix}sub:batcher:${now_ms - (now_ms % WINDOW_MS)}`)).toBeGreaterThan(0);
+    expect(await store.admit('sub:batcher', now_ms, 50_000, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + 50_000 });
+    expect(await store.admit('sub:batcher', now_ms, 20_000, WINDOW_MS)).toEqual({ allowed: false, tat_ms: now_ms + 50_000 });
+    expect(await store.admit('sub:batcher', now_ms, 10_000, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + WINDOW_MS });
+    // 7 per minute: seven intervals of 60000/7 ms fill the bucket exactly, an eighth does not fit.
+    const interval_ms = WINDOW_MS / 7;
+    const seven = [];
+    for (let index = 0; index < 8; index += 1) seven.push((await store.admit('sub:sevens', now_ms, interval_ms, WINDOW_MS)).allowed);
+    expect(seven).toEqual([true, true, true, true, true, true, true, false]);
+  });
+
+  it('decides exactly as the in-memory store does, whatever the sequence', async () => {
+    const store = redisStore();
+    expect(await store.connected(5000)).toBe(true);
+    const step = fc.record({ advance_ms: fc.integer({ min: 0, max: 30_000 }), cost: fc.integer({ min: 0, max: 12 }) });
+    let run = 0;
+    await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), async (steps) => {
+      run += 1;
+      const memory = new MemoryRateLimitStore();
+      const key = `sub:random-${run}`;
+      const interval_ms = WINDOW_MS / 9;
+      let now_ms = 1_795_000_000_000;
+      for (const { advance_ms, cost } of steps) {
+        now_ms += advance_ms;
+        const [expected, actual] = [await memory.admit(key, now_ms, cost * interval_ms, WINDOW_MS), await store.admit(key, now_ms, cost * interval_ms, WINDOW_MS)];
+        expect(actual).toEqual(expected);
+      }
+    }), { numRuns: 40 });
   });
 
   it('shares one limit among instances', async () => {
@@ -105,6 +128,8 @@ describe('Redis rate-limit store', () => {
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
     expect(answers[2]!.headers.ratelimit).toMatch(/remaining=0/);
     expectProblem(await client.get('/api/stats'), 429, 'rate_limited');
+    const fallbacks = await ledger.metrics.registry.getSingleMetric('tabula_rate_limit_fallbacks_total')?.get();
+    expect(fallbacks?.values[0]?.value).toBe(4);
     const submitted = await clientFor(ledger, await ledger.token('ops', { admin: true }))
       .post('/api/transactions/submit', { from: 'ops', to: 'erin', amount: 1, token: 'TAB', type: 'mint' });
     expect(submitted.status).toBe(202);
@@ -115,6 +140,7 @@ describe('Redis rate-limit store', () => {
     const start = async (): Promise<ChildProcess> => {
       const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
       const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
+      probe.on('error', () => {}); // refused until the server is up: expected, and retried below
       await vi.waitFor(async () => { await probe.connect().catch(async () => { probe.disconnect(); throw new Error('not up'); }); }, { timeout: 10_000, interval: 100 });
       await probe.quit();
       return server;
@@ -128,14 +154,14 @@ describe('Redis rate-limit store', () => {
     const store = new FailOpenRateLimitStore(redis, new MemoryRateLimitStore(), logger);
     const now_ms = Date.now();
     expect(await redis.connected(5000)).toBe(true);
-    expect((await store.hit('sub:frank', WINDOW_MS, now_ms)).count).toBe(1);
-    expect((await store.hit('sub:frank', WINDOW_MS, now_ms)).count).toBe(2);
+    const admit = async (key: string) => (await store.admit(key, now_ms, 1000, WINDOW_MS)).tat_ms - now_ms;
+    expect([await admit('sub:frank'), await admit('sub:frank')]).toEqual([1000, 2000]);
     expect(store.fallbacks).toBe(0);
 
     await stop(server);
     const during = [];
-    for (let index = 0; index < 5; index += 1) during.push((await store.hit('sub:frank', WINDOW_MS, now_ms)).count);
-    expect(during).toEqual([1, 2, 3, 4, 5]); // this process's memory: the Redis counts are out of reach
+    for (let index = 0; index < 5; index += 1) during.push(await admit('sub:frank'));
+    expect(during).toEqual([1000, 2000, 3000, 4000, 5000]); // this process's memory: the Redis schedule is out of reach
     expect(store.fallbacks).toBe(5);
     const warnings = lines.filter((line) => String(line.msg).includes('counting in this instance'));
     expect(warnings).toHaveLength(1);
@@ -143,12 +169,11 @@ describe('Redis rate-limit store', () => {
     server = await start();
     await vi.waitFor(async () => {
       const before = store.fallbacks;
-      await store.hit('probe', WINDOW_MS, now_ms);
+      await store.admit('probe', now_ms, 1, WINDOW_MS);
       expect(store.fallbacks).toBe(before);
     }, { timeout: 10_000, interval: 200 });
     const fallbacks_before = store.fallbacks;
-    expect((await store.hit('sub:grace', WINDOW_MS, now_ms)).count).toBe(1);
-    expect((await store.hit('sub:grace', WINDOW_MS, now_ms)).count).toBe(2);
+    expect([await admit('sub:grace'), await admit('sub:grace')]).toEqual([1000, 2000]);
     expect(store.fallbacks).toBe(fallbacks_before);
   });
 });

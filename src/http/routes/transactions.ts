@@ -90,7 +90,13 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app,
   }, async (request, reply) => {
     const principal = principalOf(request);
     const bodies = request.body.transactions;
-    // The /api guard counted one request; a batch costs one per transaction.
+    // A batch costs one request per transaction; more than the whole limit would never fit.
+    if (!rate_limiter.fits(bodies.length)) {
+      throw new HttpProblem('validation_failed', 'the batch holds more transactions than the rate limit allows', {}, [
+        { field: 'transactions', message: 'holds more transactions than RATE_LIMIT_MAX; split the batch' },
+      ]);
+    }
+    // The /api guard counted one request; the rest of the batch costs one per further transaction.
     const decision = await rate_limiter.check(`sub:${principal.sub}`, clock.now_ms(), bodies.length - 1);
     reply.headers(decision.headers);
     if (!decision.allowed) throw new HttpProblem('rate_limited', 'rate limit exceeded: a batch counts one request per transaction');
