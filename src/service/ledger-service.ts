@@ -10,6 +10,7 @@ import { bytesToHex } from '../domain/hex.js';
 import { utf8Bytes } from '../domain/encoding.js';
 import { parseTransactionRequest, type Transaction, type TransactionBody, type TransactionRequest } from '../domain/transaction.js';
 import { usdMicros, type TokenRegistry } from '../domain/tokens.js';
+import { BlockHeaderCache } from './block-header-cache.js';
 import { unixSeconds, type Clock } from './clock.js';
 import type { IdempotencyRecord, LedgerStore, PendingAppend } from './ledger-store.js';
 import { NoncePool } from './nonce-pool.js';
@@ -57,7 +58,11 @@ export const BATCH_TRANSACTIONS_MAX = 1000;
 const WINDOW_S = 24 * 3600;
 const NONCE_BYTES = 16;
 
-export type LedgerServiceOptions = { native_price_units: bigint };
+export type LedgerServiceOptions = {
+  native_price_units: bigint;
+  /** Sealed block headers kept in memory for the blocks pages (default BLOCK_HEADERS_CACHED_MAX). */
+  block_headers_cached_max?: number;
+};
 
 export class LedgerService {
   private readonly store: LedgerStore;
@@ -70,6 +75,7 @@ export class LedgerService {
    * The last statistics, valid while neither the second nor the newest block has changed. It holds the
    * computation itself, so requests that arrive while it runs share it instead of each starting one.
    */
+  private readonly block_headers: BlockHeaderCache;
   private stats_memo: { now_s: number; latest_block_number: number; stats: Promise<Stats> } | null = null;
 
   constructor(store: LedgerStore, writer: SubmissionWriter, tokens: TokenRegistry, clock: Clock, options: LedgerServiceOptions) {
@@ -78,6 +84,7 @@ export class LedgerService {
     this.tokens = tokens;
     this.clock = clock;
     this.options = options;
+    this.block_headers = new BlockHeaderCache(options.block_headers_cached_max);
   }
 
   async submit(principal: Principal, body: TransactionBody, idempotency_key: string | undefined): Promise<SubmitResult> {
@@ -184,10 +191,13 @@ export class LedgerService {
   }
 
   async blocks(limit: number, offset: number): Promise<BlockPage> {
-    const latest = await this.store.latestBlock();
-    const total = latest === null ? 0 : latest.number + 1;
-    // Newest first: offset k starts at block number latest − k, an index seek whatever k is.
-    const blocks = offset >= total ? [] : await this.store.listBlocks(total - 1 - offset, limit);
+    const latest_number = await this.store.latestBlockNumber();
+    const total = latest_number === null ? 0 : latest_number + 1;
+    if (offset >= total) return { blocks: [], total, limit, offset };
+    // Newest first: offset k starts at block number latest − k, an index seek whatever k is; sealed
+    // headers never change, so a page read once is served from memory after.
+    const from_number = total - 1 - offset;
+    const blocks = this.block_headers.page(from_number, limit) ?? this.block_headers.remember(await this.store.listBlocks(from_number, limit));
     return { blocks, total, limit, offset };
   }
 
@@ -206,7 +216,7 @@ export class LedgerService {
    */
   async stats(): Promise<Stats> {
     const now_s = unixSeconds(this.clock);
-    const latest_block_number = (await this.store.latestBlock())?.number ?? -1;
+    const latest_block_number = (await this.store.latestBlockNumber()) ?? -1;
     const memo = this.stats_memo;
     if (memo !== null && memo.now_s === now_s && memo.latest_block_number === latest_block_number) return memo.stats;
     const entry = { now_s, latest_block_number, stats: this.computeStats(now_s) };

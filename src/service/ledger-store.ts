@@ -69,6 +69,8 @@ export interface LedgerStore {
   getTransaction(tx_hash: string): Promise<Transaction | null>;
 
   latestBlock(): Promise<StoredBlockHeader | null>;
+  /** The newest block's number (null before genesis): what counting blocks needs, without reading the block. */
+  latestBlockNumber(): Promise<number | null>;
   /** Oldest first, in arrival order. */
   pendingTransactions(limit: number): Promise<Transaction[]>;
   pendingCount(): Promise<number>;

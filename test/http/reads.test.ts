@@ -59,6 +59,20 @@ describe('blocks, balances and stats', () => {
     }
   });
 
+  it('moves a page read before along when new blocks are sealed (headers come from memory once read)', async () => {
+    await sealBlocks(3);
+    const numbers = async (query: string) => ((await admin.get(`/api/blocks${query}`)).json.blocks as Array<{ number: number }>).map((block) => block.number);
+    expect(await numbers('?limit=3')).toEqual([3, 2, 1]);
+    expect(await numbers('?limit=3')).toEqual([3, 2, 1]);
+    await sealBlocks(2);
+    const page = (await admin.get('/api/blocks?limit=3')).json;
+    expect(page).toMatchObject({ total: 6 });
+    expect(page.blocks.map((block: { number: number }) => block.number)).toEqual([5, 4, 3]);
+    expect(page.blocks[0]).toEqual(withoutTransactions((await admin.get('/api/blocks/5')).json));
+    expect(await numbers('?limit=3&offset=2')).toEqual([3, 2, 1]);
+    expect(await numbers('?limit=100')).toEqual([5, 4, 3, 2, 1, 0]);
+  });
+
   it.each([['limit=0'], ['limit=101'], ['limit=-1'], ['limit=1.5'], ['limit=abc'], ['offset=-1'], ['offset=x'], ['offset=1e3'], ['limit=']])(
     'refuses bad pagination %s', async (query) => {
       expectProblem(await admin.get(`/api/blocks?${query}`), 400, 'invalid_pagination');
@@ -138,3 +152,8 @@ describe('blocks, balances and stats', () => {
     });
   });
 });
+
+function withoutTransactions(block: Record<string, unknown>): Record<string, unknown> {
+  const { transactions: _transactions, ...header } = block;
+  return header;
+}

@@ -132,9 +132,11 @@ describe(`the store contract (${testStoreKind()})`, () => {
 
   describe('committing blocks', () => {
     it('writes a block and everything it decides in one go', async () => {
+      expect(await store.latestBlockNumber()).toBeNull();
       await store.commitBlock(genesisCommit());
       const genesis = await store.latestBlock();
       expect(genesis).toMatchObject({ number: 0, transactions_count: 0, totals: EMPTY_TOTALS });
+      expect(await store.latestBlockNumber()).toBe(0);
       const mint = pending({ from: 'issuer', to: 'alice', amount_units: UNITS_MAX, type: 'mint' });
       const overdraft = pending({ from: 'bob', to: 'alice', amount_units: 7n });
       await store.appendPending([plain(mint), plain(overdraft)]);
@@ -149,6 +151,7 @@ describe(`the store contract (${testStoreKind()})`, () => {
       await store.commitBlock(commit);
 
       expect(await store.latestBlock()).toEqual({ ...commit.header, totals: commit.totals });
+      expect(await store.latestBlockNumber()).toBe(1);
       expect(await store.getBlock(1)).toEqual({ ...commit.header, transactions: [mint.tx_hash, overdraft.tx_hash] });
       expect(await store.blockTransactionHashes(1)).toEqual([mint.tx_hash, overdraft.tx_hash]);
       expect(await store.getTransaction(mint.tx_hash)).toEqual({ ...mint, status: 'confirmed', block_number: 1, block_hash: commit.header.hash, position: 0, error: null });

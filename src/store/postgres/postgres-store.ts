@@ -107,6 +107,7 @@ export const SQL = {
   insertBlock: `INSERT INTO blocks (number, hash, parent_hash, timestamp, transactions_count, transactions_root,
          total_transactions, total_users, transfer_volume_totals) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
   latestBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks b ORDER BY b.number DESC LIMIT 1`,
+  latestBlockNumber: 'SELECT max(number)::text AS number FROM blocks',
   blockAtOrBefore: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks b WHERE b.timestamp <= $1 ORDER BY b.timestamp DESC, b.number DESC LIMIT 1`,
   getBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks b WHERE b.number = $1`,
   listBlocks: `SELECT ${BLOCK_HEADER_COLUMNS} FROM blocks b WHERE b.number <= $1 ORDER BY b.number DESC LIMIT $2`,
@@ -164,6 +165,11 @@ export class PostgresStore implements LedgerStore {
   async latestBlock(): Promise<StoredBlockHeader | null> {
     const row = (await run<BlockRow>(this.pool, 'latestBlock', [])).rows[0];
     return row === undefined ? null : toStoredHeader(row);
+  }
+
+  async latestBlockNumber(): Promise<number | null> {
+    const row = (await run<{ number: string | null }>(this.pool, 'latestBlockNumber', [])).rows[0];
+    return row?.number == null ? null : Number(row.number);
   }
 
   async pendingTransactions(limit: number): Promise<Transaction[]> {

@@ -149,6 +149,11 @@ export class SqliteStore implements LedgerStore {
     return row === undefined ? null : toStoredHeader(row);
   }
 
+  async latestBlockNumber(): Promise<number | null> {
+    const row = this.statements.latestBlockNumber.get() as { number: number | null };
+    return row.number;
+  }
+
   async pendingTransactions(limit: number): Promise<Transaction[]> {
     const rows = this.statements.pendingTransactions.all(limit) as TransactionRow[];
     this.pending_seqs = new Map(rows.map((row) => [row.tx_hash, row.seq as bigint]));
@@ -302,6 +307,7 @@ export const SQL = {
   insertBlock: `INSERT INTO blocks (number, hash, parent_hash, timestamp, transactions_count, transactions_root,
          total_transactions, total_users, transfer_volume_totals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   latestBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE number = (SELECT MAX(number) FROM blocks)`,
+  latestBlockNumber: 'SELECT MAX(number) AS number FROM blocks',
   blockAtOrBefore: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE timestamp <= ? ORDER BY timestamp DESC, number DESC LIMIT 1`,
   getBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE number = ?`,
   listBlocks: `SELECT ${BLOCK_HEADER_COLUMNS} FROM blocks WHERE number <= ? ORDER BY number DESC LIMIT ?`,
@@ -330,6 +336,7 @@ function prepareStatements(db: Database.Database) {
     touchAccount: db.prepare(SQL.touchAccount),
     insertBlock: db.prepare(SQL.insertBlock),
     latestBlock: db.prepare(SQL.latestBlock),
+    latestBlockNumber: db.prepare(SQL.latestBlockNumber),
     blockAtOrBefore: db.prepare(SQL.blockAtOrBefore),
     getBlock: db.prepare(SQL.getBlock),
     listBlocks: db.prepare(SQL.listBlocks),
