@@ -36,7 +36,11 @@ export function admission(stored_tat_ms: number | undefined, now_ms: number, cos
   return { allowed: true, tat_ms: after_ms };
 }
 
-/** In-memory schedules, bounded: when full, callers whose buckets are full again go first, then the least recently admitted. */
+/**
+ * In-memory schedules, bounded: when full, the least recently admitted caller is forgotten (its bucket
+ * starts full again). O(1) per request, so a flood of new callers (say, many addresses with bad
+ * tokens) costs no scan of the map.
+ */
 export class MemoryRateLimitStore implements RateLimitStore {
   private readonly schedules = new Map<string, number>();
   private readonly keys_max: number;
@@ -50,7 +54,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     if (!decision.allowed) return decision;
     // Delete, then set: the Map's order stays least recently admitted first.
     this.schedules.delete(key);
-    this.makeRoom(now_ms);
+    if (this.schedules.size >= this.keys_max) this.forgetLeastRecent();
     this.schedules.set(key, decision.tat_ms);
     return decision;
   }
@@ -59,14 +63,9 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return this.schedules.size;
   }
 
-  private makeRoom(now_ms: number): void {
-    if (this.schedules.size < this.keys_max) return;
-    for (const [key, tat_ms] of this.schedules) if (tat_ms <= now_ms) this.schedules.delete(key);
-    while (this.schedules.size >= this.keys_max) {
-      const oldest = this.schedules.keys().next();
-      if (oldest.done === true) break;
-      this.schedules.delete(oldest.value);
-    }
+  private forgetLeastRecent(): void {
+    const oldest = this.schedules.keys().next();
+    if (oldest.done !== true) this.schedules.delete(oldest.value);
   }
 }
 

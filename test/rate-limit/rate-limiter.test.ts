@@ -81,16 +81,17 @@ describe('RateLimiter (GCRA)', () => {
 });
 
 describe('MemoryRateLimitStore', () => {
-  it('stays within its key bound, dropping full buckets first, then the least recently admitted', async () => {
+  it('stays within its key bound, forgetting the least recently admitted caller', async () => {
     const store = new MemoryRateLimitStore(3);
-    await store.admit('idle', T0_MS, 1000, 60_000);
-    await store.admit('busy-1', T0_MS + 500, 50_000, 60_000);
-    await store.admit('busy-2', T0_MS + 600, 50_000, 60_000);
-    await store.admit('new', T0_MS + 2000, 1000, 60_000); // idle's bucket is full again: it goes
+    await store.admit('first', T0_MS, 50_000, 60_000);
+    await store.admit('second', T0_MS, 50_000, 60_000);
+    await store.admit('third', T0_MS, 50_000, 60_000);
+    await store.admit('first', T0_MS + 10_000, 10_000, 60_000); // admitted again: now the most recent
+    await store.admit('fourth', T0_MS + 10_000, 1000, 60_000); // full: 'second' is forgotten
     expect(store.size).toBe(3);
-    expect((await store.admit('busy-1', T0_MS + 2000, 20_000, 60_000)).allowed).toBe(false); // kept
-    await store.admit('newer', T0_MS + 2000, 1000, 60_000); // nothing is full: the least recently admitted (busy-1) goes
+    expect((await store.admit('first', T0_MS + 10_000, 30_000, 60_000)).allowed).toBe(false); // kept
+    expect((await store.admit('third', T0_MS + 10_000, 30_000, 60_000)).allowed).toBe(false); // kept
+    expect((await store.admit('second', T0_MS + 10_000, 30_000, 60_000)).allowed).toBe(true); // starts full again
     expect(store.size).toBe(3);
-    expect((await store.admit('busy-1', T0_MS + 2000, 20_000, 60_000)).allowed).toBe(true);
   });
 });
