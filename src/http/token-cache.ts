@@ -7,7 +7,7 @@
  * which the token is verified again from scratch (so a key that the identity provider withdrew stops
  * working within that time, as with the JWKS cache).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Clock } from '../service/clock.js';
 import type { Principal } from '../service/ledger-service.js';
 
@@ -71,5 +71,6 @@ export class TokenCache {
 }
 
 function keyOf(token: string): string {
-  return createHash('sha256').update(token).digest('base64');
+  // One-shot crypto.hash: about half the cost of createHash().update().digest() on inputs this small.
+  return hash('sha256', token, 'base64');
 }
