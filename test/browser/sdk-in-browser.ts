@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { ROOT, startServerProcess } from '../support/server-process.js';
+import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { ROOT, ServiceProcess } from '../support/service-process.js';
 
 const CHROMIUM = process.argv[2] ?? '/usr/bin/chromium';
 const SDK_DIST = path.join(ROOT, 'packages/client/dist');
@@ -76,12 +77,12 @@ function dumpDom(url: string, profile: string): Promise<string> {
 }
 
 async function main(): Promise<number> {
-  const service = await startServerProcess({ BLOCK_INTERVAL_MS: '100' });
+  const service = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '100' } });
   const origin = await startOrigin(service.url);
   try {
     const { port } = origin.address() as AddressInfo;
     const jwt = await service.token('treasury', { admin: true });
-    const dom = await dumpDom(`http://127.0.0.1:${port}/page.html?jwt=${jwt}`, path.join(service.dir, 'chromium-profile'));
+    const dom = await dumpDom(`http://127.0.0.1:${port}/page.html?jwt=${jwt}`, path.join(service.data_dir, 'chromium-profile'));
     const result = /RESULT (\{[^<]*\})/.exec(dom)?.[1];
     process.stdout.write(`${result ?? 'no result on the page'}\n`);
     const parsed = result === undefined ? {} : (JSON.parse(result.replaceAll('&quot;', '"')) as Record<string, unknown>);

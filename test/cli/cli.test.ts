@@ -9,7 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
-import { freePort, ROOT, startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { freePort, ROOT, ServiceProcess } from '../support/service-process.js';
 
 const BIN = path.join(ROOT, 'dist/cli/tabula.js');
 const U63_MAX_TAB = '92233720368.54775807';
@@ -32,13 +32,13 @@ function ok(run: Run): Run {
 }
 
 describe('tabula CLI', () => {
-  let server: ServerProcess;
+  let server: ServiceProcess;
   let env: Record<string, string>;
   let service_env: Record<string, string>;
   let minted: string;
 
   beforeAll(async () => {
-    server = await startServerProcess({ API_KEYS: API_KEY }, { command: [BIN, 'serve'] });
+    server = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET, API_KEYS: API_KEY }, command: [BIN, 'serve'] });
     service_env = { DATABASE_URL: server.env.DATABASE_URL as string, JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'warn' };
     const token = ok(await tabula(['token', 'treasury', '--admin'], service_env)).stdout.trim();
     env = { TABULA_URL: server.url, TABULA_TOKEN: token, TABULA_API_KEY: API_KEY };
@@ -139,20 +139,20 @@ describe('tabula CLI', () => {
 
 describe('tabula verify on a tampered copy of the database', () => {
   it('exits 3 naming the first bad block, while the untouched original verifies', async () => {
-    const original = await startServerProcess();
+    const original = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET } });
     const admin = { TABULA_URL: original.url, TABULA_TOKEN: await original.token('treasury', { admin: true }) };
     for (const to of ['a', 'b', 'c', 'd']) ok(await tabula(['submit', '--from', 'treasury', '--to', to, '--amount', '1', '--token', 'TAB', '--type', 'mint', '--wait'], admin));
     ok(await tabula(['verify'], admin));
     await original.stop(); // graceful: the WAL is checkpointed into the file
 
-    const copy = path.join(original.dir, 'tampered.db');
-    fs.copyFileSync(original.db_path, copy);
+    const copy = path.join(original.data_dir, 'tampered.db');
+    fs.copyFileSync(original.database_path, copy);
     const db = new Database(copy);
     db.exec('DROP TRIGGER blocks_immutable');
     expect(db.prepare('UPDATE blocks SET timestamp = timestamp + 1 WHERE number = 2').run().changes).toBe(1);
     db.close();
 
-    const tampered = await startServerProcess({}, { db_path: copy });
+    const tampered = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET, DATABASE_URL: `sqlite:${copy}` } });
     try {
       const env = { TABULA_URL: tampered.url, TABULA_TOKEN: await tampered.token('auditor') };
       const run = await tabula(['verify'], env);
@@ -166,7 +166,7 @@ describe('tabula verify on a tampered copy of the database', () => {
     } finally {
       await tampered.close();
     }
-    const reopened = await startServerProcess({}, { db_path: original.db_path });
+    const reopened = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET }, data_dir: original.data_dir });
     try {
       ok(await tabula(['verify'], { TABULA_URL: reopened.url, TABULA_TOKEN: await reopened.token('auditor') }));
     } finally {

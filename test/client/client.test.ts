@@ -10,7 +10,8 @@ import {
 } from '@tabula/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BATCH_TRANSACTIONS_MAX as SERVICE_BATCH_TRANSACTIONS_MAX } from '../../src/service/ledger-service.js';
-import { freePort, startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { freePort, ServiceProcess } from '../support/service-process.js';
 
 const API_KEY = 'sdk-test-api-key-0123456789';
 const U64_MAX_TAB = '92233720368.54775807'; // 2^63 − 1 base units of an 8-decimal token
@@ -32,12 +33,12 @@ function expectApiError(error: ApiError, type: new (...args: never[]) => ApiErro
 }
 
 describe('TabulaClient against the service', () => {
-  let server: ServerProcess;
+  let server: ServiceProcess;
   let admin: TabulaClient;
   let alice: TabulaClient;
 
   beforeAll(async () => {
-    server = await startServerProcess({ API_KEYS: API_KEY });
+    server = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET, API_KEYS: API_KEY } });
     admin = new TabulaClient({ baseUrl: server.url, apiKey: API_KEY, jwt: await server.token('treasury', { admin: true }) });
     alice = new TabulaClient({ baseUrl: server.url, apiKey: API_KEY, jwt: async () => server.token('alice') });
   });
@@ -269,11 +270,11 @@ describe('TabulaClient against the service', () => {
 });
 
 describe('TabulaClient against a service that seals slowly and limits hard', () => {
-  let server: ServerProcess;
+  let server: ServiceProcess;
   let admin: TabulaClient;
 
   beforeAll(async () => {
-    server = await startServerProcess({ BLOCK_INTERVAL_MS: '3600000', RATE_LIMIT_MAX: '40', RATE_LIMIT_WINDOW_MS: '3600000' });
+    server = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '3600000', RATE_LIMIT_MAX: '40', RATE_LIMIT_WINDOW_MS: '3600000' } });
     admin = new TabulaClient({ baseUrl: server.url, jwt: await server.token('treasury', { admin: true }) });
   });
   afterAll(async () => { await server?.close(); });

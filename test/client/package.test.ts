@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { ROOT, ServiceProcess } from '../support/service-process.js';
 
 type Run = { status: number; stdout: string; stderr: string };
 
@@ -22,12 +23,12 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 const NPM_OFFLINE = { npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
 
 describe('the @tabula/client package', () => {
-  let server: ServerProcess;
+  let server: ServiceProcess;
   let project: string;
   const env: NodeJS.ProcessEnv = { ...process.env, ...NPM_OFFLINE };
 
   beforeAll(async () => {
-    server = await startServerProcess();
+    server = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET } });
     project = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-sdk-pack-'));
   });
   afterAll(async () => {

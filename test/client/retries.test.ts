@@ -6,18 +6,19 @@
 import type { ServerResponse } from 'node:http';
 import { RateLimitedError, RequestTimeoutError, ResponseFormatError, ServerError, TabulaClient, BadRequestError, NetworkError } from '@tabula/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { ServiceProcess } from '../support/service-process.js';
 import { forward, pass, problemBody, send, startDouble, type Double, type SeenRequest } from '../support/test-double.js';
 
 type Step = 'forward' | 'reset' | 'forward-then-reset' | 'hang' | 'html' | { status: number; code: string; retry_after?: string };
 
 describe('SDK retries', () => {
-  let server: ServerProcess;
+  let server: ServiceProcess;
   let double: Double | null = null;
   let admin_token: string;
 
   beforeAll(async () => {
-    server = await startServerProcess();
+    server = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET } });
     admin_token = await server.token('treasury', { admin: true });
   });
   afterEach(async () => {

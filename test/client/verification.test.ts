@@ -10,7 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { blockHash, sha256, transactionsRoot } from '../../src/domain/hashing.js';
 import { hexToBytes, toHashHex } from '../../src/domain/hex.js';
 import { rootFromInclusionProof } from '../../src/domain/merkle.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { ServiceProcess } from '../support/service-process.js';
 import { forward, pass, startDouble, type Double } from '../support/test-double.js';
 
 type Tamper = (path: string, body: string) => string;
@@ -24,7 +25,7 @@ function flipFirstNibble(hash: string): string {
 }
 
 describe('verification against a lying server', () => {
-  let server: ServerProcess;
+  let server: ServiceProcess;
   let honest: TabulaClient;
   let liar: Double;
   let lying: TabulaClient;
@@ -33,7 +34,7 @@ describe('verification against a lying server', () => {
   let latest: number;
 
   beforeAll(async () => {
-    server = await startServerProcess({ BLOCK_INTERVAL_MS: '400' }); // long enough for the burst below to share a block
+    server = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '400' } }); // long enough for the burst below to share a block
     const token = await server.token('treasury', { admin: true });
     honest = new TabulaClient({ baseUrl: server.url, jwt: token });
     const mint = (to: string) => honest.submitTransaction({ from: 'treasury', to, amount: 7, token: 'TAB', type: 'mint' });

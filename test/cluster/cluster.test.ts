@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 import { auditChain } from '../support/chain-audit.js';
 import { signTestToken, TEST_SECRET } from '../support/in-process-ledger.js';
-import { startLedgerProcess, type LedgerProcess } from '../support/ledger-process.js';
+import { ServiceProcess } from '../support/service-process.js';
 import { connectToSchema, createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const INSTANCES = 3;
@@ -30,7 +30,7 @@ type Answer = { status: number; body: Record<string, unknown>; replayed: boolean
 
 describe('a cluster of three instances on one PostgreSQL database', () => {
   let database: TestDatabase;
-  let instances: LedgerProcess[] = [];
+  let instances: ServiceProcess[] = [];
   let sql: pg.Client;
   let store: LedgerStore;
   const run = randomBytes(3).toString('hex');
@@ -43,8 +43,7 @@ describe('a cluster of three instances on one PostgreSQL database', () => {
       DATABASE_URL: database.url, JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '200', BLOCK_TXS_MAX: '200',
       RATE_LIMIT_MAX: '1000000', REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     };
-    instances = await Promise.all(Array.from({ length: INSTANCES }, (_, index) => startLedgerProcess(`instance-${index}`, env)));
-    await Promise.all(instances.map((instance) => instance.waitReady(30_000)));
+    instances = await Promise.all(Array.from({ length: INSTANCES }, () => ServiceProcess.start({ env })));
     sql = await connectToSchema(database);
     store = await database.open();
     tokens.set('admin', await signTestToken(`treasury-${run}`, config, { admin: true, expires_in_s: 600 }));
@@ -52,7 +51,7 @@ describe('a cluster of three instances on one PostgreSQL database', () => {
   });
 
   afterAll(async () => {
-    await Promise.all(instances.map((instance) => instance.kill('SIGTERM')));
+    await Promise.all(instances.map((instance) => instance.close()));
     await sql?.end();
     await store?.close();
     await database?.drop();
@@ -60,7 +59,7 @@ describe('a cluster of three instances on one PostgreSQL database', () => {
 
   const account = (index: number) => `acct${index}-${run}`;
 
-  async function submit(instance: LedgerProcess, token: string, body: Record<string, unknown>, idempotency_key?: string): Promise<Answer> {
+  async function submit(instance: ServiceProcess, token: string, body: Record<string, unknown>, idempotency_key?: string): Promise<Answer> {
     try {
       const response = await fetch(`${instance.url}${SUBMIT}`, {
         method: 'POST',
@@ -76,7 +75,7 @@ describe('a cluster of three instances on one PostgreSQL database', () => {
 
   it('keeps one whole chain while the sealer is killed mid-load, and another takes over within 5 s', async () => {
     const leaders = instances.filter((instance) => instance.logged('sealer lease acquired'));
-    expect(leaders.map((instance) => instance.name)).toHaveLength(1);
+    expect(leaders.map((instance) => instance.url)).toHaveLength(1);
     const leader = leaders[0]!;
 
     // Opening balances, through every instance.
@@ -90,7 +89,7 @@ describe('a cluster of three instances on one PostgreSQL database', () => {
     }
 
     let live = [...instances];
-    const pick = (exclude?: LedgerProcess) => {
+    const pick = (exclude?: ServiceProcess) => {
       const choices = live.filter((instance) => instance !== exclude);
       return choices[Math.floor(Math.random() * choices.length)] ?? live[0]!;
     };
@@ -145,7 +144,7 @@ describe('a cluster of three instances on one PostgreSQL database', () => {
       await new Promise((resolve) => setTimeout(resolve, KILL_AFTER_MS));
       live = live.filter((instance) => instance !== leader);
       const killed_at = Date.now();
-      await leader.kill('SIGKILL');
+      await leader.kill();
       const last_before = Number((await sql.query('SELECT MAX(number) AS number FROM blocks')).rows[0].number);
       for (;;) {
         const latest = Number((await sql.query('SELECT MAX(number) AS number FROM blocks')).rows[0].number);

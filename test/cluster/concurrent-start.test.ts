@@ -5,16 +5,16 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
-import { startLedgerProcess, type LedgerProcess } from '../support/ledger-process.js';
+import { ServiceProcess } from '../support/service-process.js';
 import { connectToSchema, createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const ROUNDS = 3;
 
 describe('instances starting together on an empty database', () => {
-  const started: LedgerProcess[] = [];
+  const started: ServiceProcess[] = [];
   const databases: TestDatabase[] = [];
   afterEach(async () => {
-    await Promise.all(started.splice(0).map((instance) => instance.kill('SIGTERM')));
+    await Promise.all(started.splice(0).map((instance) => instance.close()));
     for (const database of databases.splice(0)) await database.drop();
   });
 
@@ -22,9 +22,8 @@ describe('instances starting together on an empty database', () => {
     const database = await createTestDatabase('postgres');
     databases.push(database);
     const env = { DATABASE_URL: database.url, JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '100' };
-    const pair = await Promise.all([startLedgerProcess('first', env), startLedgerProcess('second', env)]);
+    const pair = await Promise.all([ServiceProcess.start({ env }), ServiceProcess.start({ env })]);
     started.push(...pair);
-    await Promise.all(pair.map((instance) => instance.waitReady(30_000)));
 
     const sql = await connectToSchema(database);
     try {

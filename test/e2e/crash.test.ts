@@ -97,7 +97,7 @@ describe('e2e: durability across crashes and shutdowns', () => {
       }
       if (!killed && result.acknowledged.length >= options.kill_after) {
         killed = true;
-        env.service.killNow();
+        env.service.signal('SIGKILL');
       }
     });
     expect(await env.service.exit()).toEqual({ code: null, signal: 'SIGKILL' });
@@ -118,7 +118,7 @@ describe('e2e: durability across crashes and shutdowns', () => {
     const acknowledged = [funding.body.tx_hash, ...first.acknowledged];
 
     // On disk at the moment of the crash: every acknowledged submission, all of them still pending.
-    const at_first_crash = statusesOnDisk(env.service.databasePath, acknowledged);
+    const at_first_crash = statusesOnDisk(env.service.database_path, acknowledged);
     expect(acknowledged.filter((tx_hash) => !at_first_crash.statuses.has(tx_hash))).toEqual([]);
     expect(new Set(at_first_crash.statuses.values())).toEqual(new Set(['pending']));
     expect(at_first_crash.pending).toBe(at_first_crash.total);
@@ -130,7 +130,7 @@ describe('e2e: durability across crashes and shutdowns', () => {
     expect(resumed.get(funding.body.tx_hash)?.status).toBe('confirmed');
     const second = await burstThenKill(env, payer, 'second', { planned: 1200, in_flight: 48, kill_after: 300 });
     acknowledged.push(...second.acknowledged);
-    const at_second_crash = statusesOnDisk(env.service.databasePath, acknowledged);
+    const at_second_crash = statusesOnDisk(env.service.database_path, acknowledged);
     expect(acknowledged.filter((tx_hash) => !at_second_crash.statuses.has(tx_hash))).toEqual([]);
 
     // Third life: every acknowledged transaction is found and decided, and the chain audits clean.
@@ -171,7 +171,7 @@ describe('e2e: durability across crashes and shutdowns', () => {
     expect(env.service.logs().some((line) => line.msg === 'stopped')).toBe(true);
 
     // Sealed before the exit: nothing pending on disk, every submission decided.
-    const on_disk = statusesOnDisk(env.service.databasePath, hashes);
+    const on_disk = statusesOnDisk(env.service.database_path, hashes);
     expect(on_disk.pending).toBe(0);
     expect(on_disk.total).toBe(hashes.length);
     expect(new Set(on_disk.statuses.values())).toEqual(new Set(['confirmed', 'failed']));
@@ -202,7 +202,7 @@ describe('e2e: durability across crashes and shutdowns', () => {
     const in_flight = JSON.stringify({ from: ADMIN, to: 'in-flight', amount: 7, token: 'TAB', type: 'mint' });
     const too_late = JSON.stringify({ from: ADMIN, to: 'too-late', amount: 1, token: 'TAB', type: 'mint' });
 
-    const socket = net.connect(Number(new URL(env.service.baseUrl).port), '127.0.0.1');
+    const socket = net.connect(Number(new URL(env.service.url).port), '127.0.0.1');
     await once(socket, 'connect');
     let received = '';
     socket.setEncoding('utf8');
@@ -213,7 +213,7 @@ describe('e2e: durability across crashes and shutdowns', () => {
     // A submission whose body is still arriving when the signal comes...
     socket.write(head(in_flight) + in_flight.slice(0, 5));
     await sleep(300);
-    env.service.sendSignal('SIGTERM');
+    env.service.signal('SIGTERM');
     await env.service.waitForLog((line) => typeof line.msg === 'string' && line.msg.startsWith('shutting down'));
     await sleep(200);
     // ...completes during the shutdown, and another request follows on the same connection.
@@ -226,8 +226,8 @@ describe('e2e: durability across crashes and shutdowns', () => {
     const [first, second] = parseResponses(received);
     expect(first?.status, received).toBe(202);
     const receipt = JSON.parse(first?.body ?? '{}') as Receipt;
-    expect(statusesOnDisk(env.service.databasePath, [receipt.tx_hash]).statuses.get(receipt.tx_hash)).toBe('confirmed');
-    expect(statusesOnDisk(env.service.databasePath, []).pending).toBe(0);
+    expect(statusesOnDisk(env.service.database_path, [receipt.tx_hash]).statuses.get(receipt.tx_hash)).toBe('confirmed');
+    expect(statusesOnDisk(env.service.database_path, []).pending).toBe(0);
 
     // The later request may be served (then it must be sealed too) or refused as unavailable, but
     // like every error of the contract the refusal is problem+json with a code.
@@ -235,7 +235,7 @@ describe('e2e: durability across crashes and shutdowns', () => {
     if (second === undefined) return;
     if (second.status === 202) {
       const late = JSON.parse(second.body) as Receipt;
-      expect(statusesOnDisk(env.service.databasePath, [late.tx_hash]).statuses.get(late.tx_hash)).toBe('confirmed');
+      expect(statusesOnDisk(env.service.database_path, [late.tx_hash]).statuses.get(late.tx_hash)).toBe('confirmed');
       return;
     }
     expect(second.status).toBe(503);

@@ -51,7 +51,7 @@ describe('e2e: error answers at the HTTP edge are problem+json', () => {
 
   /** Sends `text` on a fresh connection and returns the first response. */
   async function raw(text: string): Promise<RawResponse | undefined> {
-    const socket = net.connect(Number(new URL(env.service.baseUrl).port), '127.0.0.1');
+    const socket = net.connect(Number(new URL(env.service.url).port), '127.0.0.1');
     await once(socket, 'connect');
     let received = '';
     socket.setEncoding('utf8');

@@ -17,7 +17,7 @@ import {
   withPayload,
 } from './support/identity-provider.js';
 import { ApiClient, type ApiResponse, type ProblemRecord, mapLimit, serverErrors, sleep } from './support/http.js';
-import { ServiceProcess } from './support/service-process.js';
+import { ServiceProcess } from '../support/service-process.js';
 
 const PROBE = '/api/balance/alice';
 
@@ -285,11 +285,11 @@ describe('e2e: JWT_JWKS_URL given directly, with JWT_SECRET for HS256 as well', 
     service = await ServiceProcess.start({
       env: { JWT_JWKS_URL: idp.jwksUrl, JWT_SECRET: SECRET, JWT_AUDIENCE: AUDIENCE, RATE_LIMIT_MAX: '1000000', BLOCK_INTERVAL_MS: '100' },
     });
-    client = new ApiClient(() => service.baseUrl);
+    client = new ApiClient(() => service.url);
   });
 
   afterAll(async () => {
-    await service?.dispose();
+    await service?.close();
     await idp?.close();
     expect(serverErrors()).toEqual([]);
   });

@@ -9,13 +9,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiClient, serverErrors } from './support/http.js';
-import { REPOSITORY_ROOT, runUntilExit, ServiceProcess } from './support/service-process.js';
+import { ROOT, runUntilExit, ServiceProcess } from '../support/service-process.js';
 
 describe('e2e: start-up and configuration', () => {
   const services: ServiceProcess[] = [];
 
   afterAll(async () => {
-    await Promise.all(services.map((service) => service.dispose()));
+    await Promise.all(services.map((service) => service.close()));
     expect(serverErrors()).toEqual([]);
   });
 
@@ -45,20 +45,20 @@ describe('e2e: start-up and configuration', () => {
   it('runs in development with the secret in its data folder and the documented token command', { timeout: 30_000 }, async () => {
     const service = await ServiceProcess.start({ env: { BLOCK_INTERVAL_MS: '50' } });
     services.push(service);
-    expect(fs.existsSync(path.join(service.dataDir, 'dev-jwt-secret'))).toBe(true);
+    expect(fs.existsSync(path.join(service.data_dir, 'dev-jwt-secret'))).toBe(true);
     const mint = (args: string[]): string => {
       // `npm run token -- <user> [--admin]` runs `tsx src/cli/token.ts`; call it the same way.
-      const result = spawnSync(path.join(REPOSITORY_ROOT, 'node_modules', '.bin', 'tsx'), [path.join(REPOSITORY_ROOT, 'src', 'cli', 'token.ts'), ...args], {
-        cwd: REPOSITORY_ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: `sqlite:${service.databasePath}` },
+      const result = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'tsx'), [path.join(ROOT, 'src', 'cli', 'token.ts'), ...args], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: `sqlite:${service.database_path}` },
         encoding: 'utf8',
         timeout: 20_000,
       });
       expect(result.status, result.stderr).toBe(0);
       return result.stdout.trim();
     };
-    const admin = new ApiClient(() => service.baseUrl, { token: mint(['issuer', '--admin']) });
-    const user = new ApiClient(() => service.baseUrl, { token: mint(['dev-user']) });
+    const admin = new ApiClient(() => service.url, { token: mint(['issuer', '--admin']) });
+    const user = new ApiClient(() => service.url, { token: mint(['dev-user']) });
     const submitted = await admin.submit({ from: 'issuer', to: 'dev-user', amount: 1, token: 'TAB', type: 'mint' });
     expect(submitted.status, submitted.text).toBe(202);
     expect((await user.submit({ from: 'issuer', to: 'dev-user', amount: 1, token: 'TAB', type: 'mint' })).status).toBe(403);
@@ -69,7 +69,7 @@ describe('e2e: start-up and configuration', () => {
     const service = await ServiceProcess.start({ env: { NATIVE_SYMBOL: 'GLD', JWT_SECRET: 'e2e-secret-that-is-at-least-32-bytes!!' } });
     services.push(service);
     expect((await service.stop()).code).toBe(0);
-    const result = await runUntilExit({ NATIVE_SYMBOL: 'SLV', JWT_SECRET: 'e2e-secret-that-is-at-least-32-bytes!!' }, { dataDir: service.dataDir });
+    const result = await runUntilExit({ NATIVE_SYMBOL: 'SLV', JWT_SECRET: 'e2e-secret-that-is-at-least-32-bytes!!' }, { data_dir: service.data_dir });
     expect(result.code, result.stdout + result.stderr).toBe(1);
     expect(result.stderr).toContain('NATIVE_SYMBOL');
     await service.restart();

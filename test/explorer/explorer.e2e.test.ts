@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startEnvironment, type E2eEnvironment } from '../e2e/support/fixture.js';
 import { serverErrors, waitUntilSealed } from '../e2e/support/http.js';
 import { createSigningKey, nowSeconds } from '../e2e/support/identity-provider.js';
-import { ServiceProcess } from '../e2e/support/service-process.js';
+import { ServiceProcess } from '../support/service-process.js';
 import { expectAccessible, launchBrowser, PHONE_VIEWPORT, screenshot, type Browser } from './support/browser.js';
 import { startTamperingProxy, type TamperingProxy } from './support/tampering-proxy.js';
 
@@ -61,7 +61,7 @@ beforeAll(async () => {
   env = await startEnvironment({
     env: { NODE_ENV: 'production', BLOCK_INTERVAL_MS: '500', RATE_LIMIT_MAX: String(RATE_LIMIT_MAX), RATE_LIMIT_WINDOW_MS: '86400000' },
   });
-  service_url = env.service.baseUrl;
+  service_url = env.service.url;
   proxy = await startTamperingProxy(service_url);
   browser = await launchBrowser();
   alice_token = await env.idp.token('alice');
@@ -367,10 +367,10 @@ describe('the explorer on a development server', () => {
     // No JWT configuration and not production: the development secret, and the button.
     dev = await ServiceProcess.start({ env: { NODE_ENV: 'development', BLOCK_INTERVAL_MS: '500' } });
   });
-  afterAll(() => dev?.dispose());
+  afterAll(() => dev?.close());
 
   it('signs in with a development token minted by the button', async () => {
-    const page = await openPage(dev.baseUrl);
+    const page = await openPage(dev.url);
     await expect.poll(() => page.getByRole('heading', { level: 2, name: 'Development server' }).isVisible()).toBe(true);
     await page.getByLabel('User id').fill('erin');
     await expectAccessible(page, 'development sign-in');

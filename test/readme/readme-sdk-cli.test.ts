@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { ROOT, ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 function between(text: string, name: string): string {
@@ -44,13 +44,13 @@ const NPM_OFFLINE = { npm_config_offline: 'true', npm_config_audit: 'false', npm
 
 describe('README SDK and CLI walkthroughs', () => {
   let database: TestDatabase;
-  let server: ServerProcess;
+  let server: ServiceProcess;
   let env: NodeJS.ProcessEnv;
   let project: string;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    server = await startServerProcess({ JWT_SECRET: '', DATABASE_URL: database.url });
+    server = await ServiceProcess.start({ env: { DATABASE_URL: database.url } });
     env = { ...process.env, ...NPM_OFFLINE, DATABASE_URL: server.env.DATABASE_URL, LOG_LEVEL: 'warn' };
     delete env.JWT_SECRET; delete env.JWT_ISSUER; delete env.JWT_JWKS_URL; delete env.API_KEYS; delete env.TABULA_API_KEY;
     project = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-sdk-user-'));

@@ -4,7 +4,7 @@
  */
 import { IdentityProvider, type IdentityProviderOptions, type SigningAlgorithm } from './identity-provider.js';
 import { ApiClient } from './http.js';
-import { ServiceProcess } from './service-process.js';
+import { ServiceProcess } from '../../support/service-process.js';
 
 export const AUDIENCE = 'tabula-e2e';
 export const ADMIN_SCOPE = 'ledger:admin';
@@ -45,7 +45,7 @@ export async function startEnvironment(options: EnvironmentOptions = {}): Promis
     await idp.close();
     throw error;
   }
-  const anonymous = new ApiClient(() => service.baseUrl);
+  const anonymous = new ApiClient(() => service.url);
   const as = async (sub: string, token_options: { admin?: boolean; alg?: SigningAlgorithm } = {}): Promise<ApiClient> =>
     anonymous.as(await idp.token(sub, { ...token_options, adminScope: ADMIN_SCOPE }));
   const admin = await as(ADMIN, { admin: true });
@@ -56,7 +56,7 @@ export async function startEnvironment(options: EnvironmentOptions = {}): Promis
     admin,
     as,
     async close() {
-      await service.dispose();
+      await service.close();
       await idp.close();
     },
   };
