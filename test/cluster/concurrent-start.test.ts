@@ -22,8 +22,11 @@ describe('instances starting together on an empty database', () => {
     const database = await createTestDatabase('postgres');
     databases.push(database);
     const env = { DATABASE_URL: database.url, JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '100' };
-    const pair = await Promise.all([ServiceProcess.start({ env }), ServiceProcess.start({ env })]);
+    const starts = await Promise.allSettled([ServiceProcess.start({ env }), ServiceProcess.start({ env })]);
+    // Whatever came up is stopped after the test, even when its twin failed to start.
+    const pair = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
     started.push(...pair);
+    for (const start of starts) if (start.status === 'rejected') throw start.reason;
 
     const sql = await connectToSchema(database);
     try {
