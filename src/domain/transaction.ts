@@ -89,14 +89,16 @@ function parseMetadata(value: Metadata | undefined): Metadata {
 }
 
 /**
- * Walks `metadata` without recursion, refusing nesting deeper than METADATA_DEPTH_MAX and strings
- * or keys that cannot be hashed canonically (lone surrogates), before anything recursive touches it.
+ * Walks `metadata` without recursion, refusing nesting deeper than METADATA_DEPTH_MAX and values
+ * that cannot be hashed canonically (lone surrogates in strings or keys; numbers beyond a double,
+ * such as 1e400, which JSON parsing turns into Infinity), before anything recursive touches it.
  */
 function checkMetadataShape(metadata: Metadata): void {
   const stack: Array<{ value: unknown; depth: number }> = [{ value: metadata, depth: 1 }];
   while (stack.length > 0) {
     const { value, depth } = stack.pop() as { value: unknown; depth: number };
     if (typeof value === 'string' && !isWellFormed(value)) throw invalidMetadata('metadata holds a lone UTF-16 surrogate, which has no canonical encoding');
+    if (typeof value === 'number' && !Number.isFinite(value)) throw invalidMetadata('metadata holds a number beyond the range of a double, which has no canonical encoding');
     if (value === null || typeof value !== 'object') continue;
     if (depth > METADATA_DEPTH_MAX) throw invalidMetadata(`metadata nests deeper than ${METADATA_DEPTH_MAX} levels`);
     const entries: unknown[] = Array.isArray(value) ? value : Object.keys(value);

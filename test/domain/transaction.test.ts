@@ -216,6 +216,9 @@ describe('parseTransactionRequest', () => {
       ['null', null],
       ['a string', 'note'],
       ['a number', 5],
+      // JSON.parse turns 1e400 into Infinity, which canonical JSON cannot encode (it threw a TypeError: a 500).
+      ['regression: Infinity (1e400 in the JSON text)', JSON.parse('{"x":1e400}')],
+      ['regression: -Infinity nested in an array', JSON.parse('{"x":{"y":[1,-1e400]}}')],
     ])('rejects %s with invalid_metadata', (_label, metadata) => {
       expect(rejection(() => parseTransactionRequest(body({ metadata }), tokens))).toEqual({ code: 'invalid_metadata', field: 'metadata' });
     });

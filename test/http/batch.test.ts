@@ -81,6 +81,16 @@ describe('POST /api/transactions/batch', () => {
     expect(await ledger.store.pendingCount()).toBe(0);
   });
 
+  // Found by the edge fuzz (edge-fuzz.test.ts): one item's metadata holding 1e400 (Infinity once parsed) failed the whole batch with a 500.
+  it('regression: refuses alone an item whose metadata holds a number beyond a double, storing the others', async () => {
+    const text = `{"transactions":[${JSON.stringify(transfer('bob'))},{"from":"alice","to":"carol","amount":1,"token":"TAB","type":"transfer","metadata":{"x":[1e400]}}]}`;
+    const call = await alice.post(BATCH, text, undefined, { 'content-type': 'application/json' });
+    expect(call.status).toBe(200);
+    expect(call.json.results.map((result: { status: number }) => result.status)).toEqual([202, 400]);
+    expect(call.json.results[1].error).toMatchObject({ code: 'invalid_metadata', errors: [{ field: 'metadata' }] });
+    expect(await ledger.store.pendingCount()).toBe(1);
+  });
+
   it('takes bodies up to 1 MiB and refuses larger ones with 413', async () => {
     const padded = (index: number) => ({ ...transfer(`r${index}`), metadata: { pad: 'x'.repeat(1000) } });
     const within = await alice.post(BATCH, { transactions: Array.from({ length: 900 }, (_, index) => padded(index)) });

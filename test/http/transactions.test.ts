@@ -158,6 +158,16 @@ describe('transactions', () => {
       expectProblem(await alice.post(SUBMIT, raw(deep), undefined, { 'content-type': 'application/json' }), 400, 'invalid_metadata');
       expect(await ledger.store.pendingCount()).toBe(0);
     });
+    // Found by the edge fuzz (edge-fuzz.test.ts): JSON.parse reads 1e400 as Infinity, which has no canonical JSON.
+    it('regression: metadata with a number beyond a double (1e400): 400 invalid_metadata, never 500', async () => {
+      const raw = (metadata: string) => `{"from":"alice","to":"bob","amount":1,"token":"TAB","type":"transfer","metadata":${metadata}}`;
+      for (const metadata of ['{"x":1e400}', '{"x":[-1e400]}', '{"a":{"b":1E+999}}']) {
+        const call = await alice.post(SUBMIT, raw(metadata), undefined, { 'content-type': 'application/json' });
+        expectProblem(call, 400, 'invalid_metadata');
+        expect(call.json.errors).toEqual([expect.objectContaining({ field: 'metadata' })]);
+      }
+      expect(await ledger.store.pendingCount()).toBe(0);
+    });
     it('empty body', async () => {
       expectProblem(await alice.post(SUBMIT, '', undefined, { 'content-type': 'application/json' }), 400, 'malformed_json');
     });
