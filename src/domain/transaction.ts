@@ -99,6 +99,11 @@ function checkMetadataShape(metadata: Metadata): void {
     const { value, depth } = stack.pop() as { value: unknown; depth: number };
     if (typeof value === 'string' && !isWellFormed(value)) throw invalidMetadata('metadata holds a lone UTF-16 surrogate, which has no canonical encoding');
     if (typeof value === 'number' && !Number.isFinite(value)) throw invalidMetadata('metadata holds a number beyond the range of a double, which has no canonical encoding');
+    // I-JSON (RFC 7493): an integer beyond ±(2^53 − 1) may already have been rounded on the way in
+    // (9007199254740993 parses as …992), so storing it could silently change what the caller sent.
+    if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      throw invalidMetadata('metadata holds an integer beyond ±(2^53 − 1), which a JSON number cannot carry exactly; send it as a string');
+    }
     if (value === null || typeof value !== 'object') continue;
     if (depth > METADATA_DEPTH_MAX) throw invalidMetadata(`metadata nests deeper than ${METADATA_DEPTH_MAX} levels`);
     const entries: unknown[] = Array.isArray(value) ? value : Object.keys(value);

@@ -211,6 +211,11 @@ describe('parseTransactionRequest', () => {
       expect(['metadata_too_large', 'invalid_metadata']).toContain((thrown as InvalidRequestError).code);
     });
 
+    it('keeps integers up to ±(2^53 − 1) and fractional numbers as sent', () => {
+      const metadata = JSON.parse('{"max":9007199254740991,"min":-9007199254740991,"ratio":0.30000000000000004,"small":1e-7}');
+      expect(parseTransactionRequest(body({ metadata }), tokens).metadata).toEqual(metadata);
+    });
+
     it.each([
       ['an array', [1, 2]],
       ['null', null],
@@ -219,6 +224,9 @@ describe('parseTransactionRequest', () => {
       // JSON.parse turns 1e400 into Infinity, which canonical JSON cannot encode (it threw a TypeError: a 500).
       ['regression: Infinity (1e400 in the JSON text)', JSON.parse('{"x":1e400}')],
       ['regression: -Infinity nested in an array', JSON.parse('{"x":{"y":[1,-1e400]}}')],
+      // 9007199254740993 parses as 9007199254740992: storing it would change what was sent.
+      ['an integer beyond 2^53 − 1 (an id sent as a number)', JSON.parse('{"order_id":9007199254740993}')],
+      ['a negative integer beyond −(2^53 − 1), nested', JSON.parse('{"x":[{"y":-9007199254740992}]}')],
     ])('rejects %s with invalid_metadata', (_label, metadata) => {
       expect(rejection(() => parseTransactionRequest(body({ metadata }), tokens))).toEqual({ code: 'invalid_metadata', field: 'metadata' });
     });
