@@ -36,7 +36,7 @@ export const ERROR_CATALOGUE = {
   request_timeout: { status: 408, description: 'The request was not received completely in time; the connection is closed.' },
   payload_too_large: { status: 413, description: 'The body is larger than 64 KiB (1 MiB for a batch).' },
   uri_too_long: { status: 414, description: 'A path parameter is longer than 1024 characters.' },
-  unsupported_media_type: { status: 415, description: 'A body was sent without `Content-Type: application/json`.' },
+  unsupported_media_type: { status: 415, description: 'A body was sent without `Content-Type: application/json`, or declared in a charset other than UTF-8.' },
   idempotency_key_reused: { status: 422, description: 'The `Idempotency-Key` was used before with a different body.' },
   headers_too_large: { status: 431, description: 'The request headers exceed 16 KiB; the connection is closed.' },
   rate_limited: { status: 429, description: 'The caller made more requests than the rate limit allows; see `Retry-After`.' },

@@ -122,6 +122,18 @@ function baseServer(logger: Logger) {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setErrorHandler((error, request, reply) => sendProblem(request, reply, error));
+  // Bodies are JSON only: without this, Fastify's built-in text/plain parser hands a string to the
+  // schema (a confusing 400) where every other non-JSON type gets 415.
+  app.removeContentTypeParser('text/plain');
+  // JSON is read as UTF-8 (RFC 8259): a body declared in another charset would be misread, so refuse it.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const charset = declaredCharset(request.headers['content-type']);
+    if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
+      done(new HttpProblem('unsupported_media_type', `bodies are read as UTF-8 JSON; charset=${charset} is not accepted`), payload);
+      return;
+    }
+    done(null, payload);
+  });
   app.setNotFoundHandler((request, reply) =>
     sendProblem(request, reply, new HttpProblem('route_not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
   );
@@ -172,4 +184,11 @@ async function authenticate(deps: ServerDependencies, request: FastifyRequest): 
 export function principalOf(request: FastifyRequest): Principal {
   if (request.principal === null) throw new AuthError('missing_token', 'an Authorization: Bearer token is required');
   return request.principal;
+}
+
+/** The `charset` parameter of a Content-Type, lower-cased, or null when none is declared. */
+function declaredCharset(content_type: string | undefined): string | null {
+  if (content_type === undefined) return null;
+  const match = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(content_type);
+  return match === null ? null : (match[1] ?? '').toLowerCase();
 }

@@ -176,6 +176,16 @@ describe('transactions', () => {
     });
     it('not JSON: 415', async () => {
       expectProblem(await alice.post(SUBMIT, 'from=alice', undefined, { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+      expectProblem(await alice.post(SUBMIT, JSON.stringify(base), undefined, { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
+    });
+    it('JSON declared in a charset other than UTF-8: 415; UTF-8 in any spelling is read', async () => {
+      for (const content_type of ['application/json; charset=utf-16le', 'application/json;charset="ISO-8859-1"', 'application/json; charset=']) {
+        expectProblem(await alice.post(SUBMIT, JSON.stringify(base), undefined, { 'content-type': content_type }), 415, 'unsupported_media_type');
+      }
+      for (const content_type of ['application/json; charset=utf-8', 'application/json; charset="UTF-8"', 'application/json;charset=utf8']) {
+        expect((await alice.post(SUBMIT, JSON.stringify(base), undefined, { 'content-type': content_type })).status).toBe(202);
+      }
+      expect(await ledger.store.pendingCount()).toBe(3);
     });
     it('a body over 64 KiB: 413', async () => {
       const call = await alice.post(SUBMIT, { ...base, metadata: { pad: 'x'.repeat(70 * 1024) } });
