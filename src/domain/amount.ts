@@ -7,7 +7,8 @@ export const UNITS_MAX = 9_223_372_036_854_775_807n;
  * Doubles carry 15 significant decimal digits exactly. A JSON number with more may not be what the
  * client wrote, so such amounts must be sent as decimal strings (no silent rounding).
  */
-const NUMBER_SIGNIFICANT_DIGITS_MAX = 15;
+/** Decimal digits a JSON number (a double) carries exactly, whatever they are. */
+export const NUMBER_SIGNIFICANT_DIGITS_MAX = 15;
 const DECIMAL_TEXT_LENGTH_MAX = 64;
 const DECIMAL_PATTERN = /^([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]{1,4}))?$/;
 
@@ -64,7 +65,7 @@ function amountText(value: unknown, field: string): string {
   throw new InvalidRequestError('invalid_amount', `${field} must be a number or a decimal string`, field);
 }
 
-function significantDigits(numberText: string): number {
+export function significantDigits(numberText: string): number {
   const mantissa = numberText.split(/[eE]/)[0] ?? '';
   const digits = mantissa.replace('.', '').replace(/^0+/, '');
   return digits.replace(/0+$/, '').length;

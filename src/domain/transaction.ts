@@ -1,4 +1,4 @@
-import { parseAmount } from './amount.js';
+import { NUMBER_SIGNIFICANT_DIGITS_MAX, parseAmount, significantDigits } from './amount.js';
 import type { JsonValue } from './canonical-json.js';
 import { canonicalJson, isWellFormed } from './canonical-json.js';
 import { InvalidRequestError } from './errors.js';
@@ -99,10 +99,8 @@ function checkMetadataShape(metadata: Metadata): void {
     const { value, depth } = stack.pop() as { value: unknown; depth: number };
     if (typeof value === 'string' && !isWellFormed(value)) throw invalidMetadata('metadata holds a lone UTF-16 surrogate, which has no canonical encoding');
     if (typeof value === 'number' && !Number.isFinite(value)) throw invalidMetadata('metadata holds a number beyond the range of a double, which has no canonical encoding');
-    // I-JSON (RFC 7493): an integer beyond ±(2^53 − 1) may already have been rounded on the way in
-    // (9007199254740993 parses as …992), so storing it could silently change what the caller sent.
-    if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
-      throw invalidMetadata('metadata holds an integer beyond ±(2^53 − 1), which a JSON number cannot carry exactly; send it as a string');
+    if (typeof value === 'number' && mayHaveBeenRounded(value)) {
+      throw invalidMetadata('metadata holds an integer beyond ±(2^53 − 1) with more than 15 significant digits, which a JSON number cannot carry exactly; send it as a string');
     }
     if (value === null || typeof value !== 'object') continue;
     if (depth > METADATA_DEPTH_MAX) throw invalidMetadata(`metadata nests deeper than ${METADATA_DEPTH_MAX} levels`);
@@ -116,6 +114,15 @@ function checkMetadataShape(metadata: Metadata): void {
       for (const item of entries) stack.push({ value: item, depth: depth + 1 });
     }
   }
+}
+
+/**
+ * An integer beyond ±(2^53 − 1) written with more digits than a double holds may have been rounded by
+ * JSON.parse (9007199254740993 arrives as …992, an id sent as a number changed silently; I-JSON,
+ * RFC 7493, warns of exactly this). A short one such as 1e21 is carried exactly and is kept.
+ */
+function mayHaveBeenRounded(value: number): boolean {
+  return Number.isInteger(value) && !Number.isSafeInteger(value) && significantDigits(String(value)) > NUMBER_SIGNIFICANT_DIGITS_MAX;
 }
 
 function invalidMetadata(message: string): InvalidRequestError {

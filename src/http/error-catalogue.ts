@@ -16,7 +16,7 @@ export const ERROR_CATALOGUE = {
   unsupported_transaction_type: { status: 400, description: '`type` is not one of transfer, mint, burn.' },
   invalid_user_id: { status: 400, description: 'A user id is empty, longer than 128 characters, or contains whitespace or control characters.' },
   same_account: { status: 400, description: 'A transfer names the same account as `from` and `to`.' },
-  invalid_metadata: { status: 400, description: '`metadata` is not a JSON object, nests deeper than 32 levels, or holds a lone UTF-16 surrogate, a number beyond the range of a double (e.g. `1e400`), or an integer beyond ±(2^53 − 1), which a JSON number cannot carry exactly (send it as a string).' },
+  invalid_metadata: { status: 400, description: '`metadata` is not a JSON object, nests deeper than 32 levels, or holds a lone UTF-16 surrogate, a number beyond the range of a double (e.g. `1e400`), or an integer beyond ±(2^53 − 1) with more than 15 significant digits, which a JSON number cannot carry exactly (send it as a string).' },
   metadata_too_large: { status: 400, description: '`metadata` serializes to more than 4 KiB.' },
   invalid_idempotency_key: { status: 400, description: 'The `Idempotency-Key` header (or a batch item\'s `idempotency_key`) is empty, longer than 255 characters or not visible ASCII.' },
   invalid_transaction_hash: { status: 400, description: 'The path does not hold a hash of the form 0x + 64 hex digits.' },

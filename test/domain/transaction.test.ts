@@ -211,8 +211,8 @@ describe('parseTransactionRequest', () => {
       expect(['metadata_too_large', 'invalid_metadata']).toContain((thrown as InvalidRequestError).code);
     });
 
-    it('keeps integers up to ±(2^53 − 1) and fractional numbers as sent', () => {
-      const metadata = JSON.parse('{"max":9007199254740991,"min":-9007199254740991,"ratio":0.30000000000000004,"small":1e-7}');
+    it('keeps integers up to ±(2^53 − 1), short big ones such as 1e21, and fractional numbers as sent', () => {
+      const metadata = JSON.parse('{"max":9007199254740991,"min":-9007199254740991,"ratio":0.30000000000000004,"small":1e-7,"big":1e21,"huge":-1.5e300}');
       expect(parseTransactionRequest(body({ metadata }), tokens).metadata).toEqual(metadata);
     });
 
