@@ -137,8 +137,18 @@ export class LedgerService {
   }
 
   /** `field` names where the key came from: the header of a single submission, or a batch item's field. */
+  /**
+   * How many distinct keys among `keys` the caller has already stored: items carrying them write
+   * nothing (a replay, or 422 for another body). Lets a retried batch be charged only for what is new.
+   */
+  async storedIdempotencyKeyCount(principal: Principal, keys: readonly unknown[]): Promise<number> {
+    const distinct = [...new Set(keys.filter(isIdempotencyKey))].slice(0, BATCH_TRANSACTIONS_MAX);
+    const found = await Promise.all(distinct.map((key) => this.store.findIdempotency(principal.sub, key)));
+    return found.filter((record) => record !== null).length;
+  }
+
   private async claim(principal: Principal, key: string, request: TransactionRequest, field = 'Idempotency-Key') {
-    if (key.length === 0 || key.length > IDEMPOTENCY_KEY_LENGTH_MAX || !/^[\x21-\x7e]+$/.test(key)) {
+    if (!isIdempotencyKey(key)) {
       throw new InvalidRequestError('invalid_idempotency_key', `${field} must be 1 to ${IDEMPOTENCY_KEY_LENGTH_MAX} visible ASCII characters`, field);
     }
     const claim = { caller: principal.sub, key, request_hash: requestHash(request) };
@@ -259,6 +269,10 @@ export class LedgerService {
   async ready(): Promise<void> {
     await this.store.ping();
   }
+}
+
+function isIdempotencyKey(key: unknown): key is string {
+  return typeof key === 'string' && key.length > 0 && key.length <= IDEMPOTENCY_KEY_LENGTH_MAX && /^[\x21-\x7e]+$/.test(key);
 }
 
 function authorize(principal: Principal, request: TransactionRequest): void {

@@ -140,6 +140,25 @@ describe('POST /api/transactions/batch', () => {
     expect(await ledger.store.pendingCount()).toBe(8);
   });
 
+  it('does not charge a retried batch again for the items it already stored (the SDK retries lost answers)', async () => {
+    await ledger.close();
+    ledger = await startTestLedger({ RATE_LIMIT_MAX: '10' });
+    alice = clientFor(ledger, await ledger.token('alice'));
+    const keyed = Array.from({ length: 8 }, (_, index) => ({ ...transfer(`r${index}`), idempotency_key: `retry-${index}` }));
+    const first = await alice.post(BATCH, { transactions: keyed });
+    expect(first.json.accepted).toBe(8);
+    // The answer was lost; the same batch again would cost 8 with 2 left, but all 8 keys are stored.
+    const retry = await alice.post(BATCH, { transactions: keyed });
+    expect(retry.status).toBe(200);
+    expect(retry.json.results.map((result: { replayed?: boolean }) => result.replayed)).toEqual(Array(8).fill(true));
+    expect(retry.json.results.map((result: { tx_hash: string }) => result.tx_hash)).toEqual(first.json.results.map((result: { tx_hash: string }) => result.tx_hash));
+    // New items are still charged: the retry's request took one of the two left, this request takes the
+    // last, and of its three items only the stored key is free, so the batch does not fit.
+    const fresh = await alice.post(BATCH, { transactions: [keyed[0], { ...transfer('s1'), idempotency_key: 'new-1' }, transfer('s2')] });
+    expectProblem(fresh, 429, 'rate_limited');
+    expect(await ledger.store.pendingCount()).toBe(8);
+  });
+
   it('fails the whole batch with a bare 500 when the store cannot commit it', async () => {
     ledger.store.appendPending = async () => { throw new Error('disk full'); };
     const call = await ledger.app.inject({ method: 'POST', url: BATCH, headers: { authorization: `Bearer ${await ledger.token('alice')}` }, payload: { transactions: [transfer('bob')] } });

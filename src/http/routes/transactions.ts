@@ -4,12 +4,12 @@ import type { TokenRegistry } from '../../domain/tokens.js';
 import { TRANSACTION_TYPES } from '../../domain/transaction.js';
 import type { LedgerMetrics } from '../../metrics/ledger-metrics.js';
 import type { Clock } from '../../service/clock.js';
-import type { BatchItem, BatchItemOutcome, LedgerService } from '../../service/ledger-service.js';
+import type { BatchItem, BatchItemOutcome, LedgerService, Principal } from '../../service/ledger-service.js';
 import { toHttpProblem } from '../error-mapping.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
 import { parseHashParameter } from '../parameters.js';
 import { HttpProblem, problem, type Problem } from '../problem.js';
-import type { RateLimiter } from '../rate-limit.js';
+import type { RateLimitDecision, RateLimiter } from '../rate-limit.js';
 import {
   BatchBodySchema, BatchItemSchema, BatchResponseSchema, HashParamsSchema, ProofSchema, ReceiptSchema, SubmitBodySchema,
   SubmitHeadersSchema, TransactionSchema, type BatchItemBody,
@@ -37,6 +37,21 @@ const SUBMIT_ERRORS = [
 const BATCH_ERRORS = ['validation_failed', 'malformed_json', 'payload_too_large', 'unsupported_media_type', 'service_overloaded', ...API_ERROR_CODES] as const;
 
 export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens, metrics, rate_limiter, clock }) => {
+  /**
+   * Charges a batch one request per transaction. When that does not fit, items whose idempotency key
+   * the caller already stored (they write nothing) are not charged: a client retrying a batch whose
+   * answer it lost, as the SDK does, is not refused for the transactions it already paid for.
+   */
+  async function chargeBatch(principal: Principal, bodies: readonly unknown[]): Promise<RateLimitDecision> {
+    const key = `sub:${principal.sub}`;
+    const now_ms = clock.now_ms();
+    const decision = await rate_limiter.check(key, now_ms, bodies.length - 1);
+    if (decision.allowed) return decision;
+    const keys = bodies.map((body) => (body as { idempotency_key?: unknown } | null)?.idempotency_key);
+    const stored = await service.storedIdempotencyKeyCount(principal, keys);
+    return stored === 0 ? decision : rate_limiter.check(key, now_ms, Math.max(0, bodies.length - 1 - stored));
+  }
+
   app.post('/transactions/submit', {
     schema: {
       summary: 'Submit a transaction',
@@ -97,7 +112,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app,
       ]);
     }
     // The /api guard counted one request; the rest of the batch costs one per further transaction.
-    const decision = await rate_limiter.check(`sub:${principal.sub}`, clock.now_ms(), bodies.length - 1);
+    const decision = await chargeBatch(principal, bodies);
     reply.headers(decision.headers);
     if (!decision.allowed) throw new HttpProblem('rate_limited', 'rate limit exceeded: a batch counts one request per transaction');
     const results: BatchResult[] = new Array(bodies.length);
