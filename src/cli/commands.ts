@@ -1,7 +1,7 @@
-/** The CLI's API commands: submit, tx, balance, blocks, block, stats (each one SDK call or two). */
-import type { Balance, Block, BlockPage, JsonValue, Stats, TabulaClient, Transaction, TransactionType } from '@tabula/client';
+/** The CLI's API commands: submit, tx, balance, history, blocks, block, stats (each one SDK call or two). */
+import type { AccountTransactionsPage, Balance, Block, BlockPage, JsonValue, Stats, TabulaClient, Transaction, TransactionType } from '@tabula/client';
 import { UsageError } from './cli-config.js';
-import { lines, print, when, type Output } from './output.js';
+import { apiRecord, lines, print, when, type Output } from './output.js';
 
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
 export type Context = { client: TabulaClient; out: Output; values: Values; positionals: string[] };
@@ -99,6 +99,31 @@ export async function balanceCommand(context: Context): Promise<void> {
   print(context.out, balance, () => lines([
     ['user', balance.user_id], ['native', balance.native_text], ['usdg', balance.usdg_text], ['total_usd', balance.total_usd_text],
   ]));
+}
+
+export async function historyCommand(context: Context): Promise<void> {
+  const user_id = onePositional(context, 'user id');
+  const limit = integer(text(context.values, 'limit'), '--limit');
+  const cursor = text(context.values, 'cursor');
+  const page: AccountTransactionsPage = await context.client.listAccountTransactions(user_id, {
+    ...(limit === undefined ? {} : { limit }), ...(cursor === undefined ? {} : { cursor }),
+  });
+  print(context.out, { ...page, transactions: page.transactions.map(apiRecord) }, () => historyLines(page));
+}
+
+/** One line per transaction, newest first, then where the next page starts. */
+function historyLines(page: AccountTransactionsPage): string {
+  if (page.transactions.length === 0) return `no transactions of ${page.user_id}${page.next_cursor === null ? '' : ` (next page: --cursor ${page.next_cursor})`}`;
+  const header = `${'tx_hash'.padEnd(66)}  ${'time'.padEnd(20)}  ${'status'.padEnd(9)}  ${'type'.padEnd(8)}  ${'amount'.padStart(25)}  from → to`;
+  const rows = page.transactions.map((tx) => {
+    const time = new Date(tx.timestamp * 1000).toISOString().replace('.000Z', 'Z');
+    const amount = `${tx.amount_text} ${tx.token}`;
+    const error = tx.error === null ? '' : `  (${tx.error})`;
+    return `${tx.tx_hash}  ${time.padEnd(20)}  ${tx.status.padEnd(9)}  ${tx.type.padEnd(8)}  ${amount.padStart(25)}  ${tx.from} → ${tx.to}${error}`;
+  });
+  const count = `${page.transactions.length} transaction${page.transactions.length === 1 ? '' : 's'} of ${page.user_id}, newest first`;
+  const footer = page.next_cursor === null ? `${count}; no older ones` : `${count}; older ones: --cursor ${page.next_cursor}`;
+  return [header, ...rows, footer].join('\n');
 }
 
 export async function blocksCommand(context: Context): Promise<void> {

@@ -9,6 +9,11 @@ export type Output = { json: boolean; stdout: Sink; stderr: Sink };
  * again (so `--json` never prints a rounded amount).
  */
 export function apiJson(record: object): string {
+  return stringifyExact(apiRecord(record));
+}
+
+/** `record` with each `<field>_text` folded back into an exact `<field>`, for records inside a list (a history page). */
+export function apiRecord(record: object): Record<string, unknown> {
   const fields = record as Record<string, unknown>;
   const result: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(fields)) {
@@ -16,7 +21,7 @@ export function apiJson(record: object): string {
     const exact = fields[`${key}_text`];
     result[key] = typeof exact === 'string' ? new ExactNumber(exact) : value;
   }
-  return stringifyExact(result);
+  return result;
 }
 
 export function lines(rows: readonly (readonly [string, string])[]): string {

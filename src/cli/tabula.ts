@@ -7,7 +7,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ApiError, TabulaClient, TabulaError } from '@tabula/client';
 import { clientSettings, readEnvironment, URL_DEFAULT, UsageError, type Environment } from './cli-config.js';
-import { balanceCommand, blockCommand, blocksCommand, statsCommand, submitCommand, transactionCommand, type Context } from './commands.js';
+import { balanceCommand, blockCommand, blocksCommand, historyCommand, statsCommand, submitCommand, transactionCommand, type Context } from './commands.js';
 import type { Output } from './output.js';
 import { verifyCommand } from './verify-command.js';
 
@@ -32,6 +32,7 @@ const COMMAND_OPTIONS: Record<string, Options> = {
   },
   tx: { proof: { type: 'boolean', default: false } },
   balance: {},
+  history: { limit: { type: 'string' }, cursor: { type: 'string' } },
   blocks: { limit: { type: 'string' }, offset: { type: 'string' } },
   block: {},
   stats: {},
@@ -47,6 +48,8 @@ export const HELP = `tabula: the command line of the Tabula ledger
                 [--metadata <json>] [--idempotency-key <key>] [--wait]
   tabula tx <tx_hash> [--proof]                  a transaction (or its inclusion proof)
   tabula balance <user_id>
+  tabula history <user_id> [--limit <1..100>] [--cursor <next_cursor>]
+                                                 the account's transactions, newest first, a page at a time
   tabula blocks [--limit <1..100>] [--offset <n>]
   tabula block <number|latest>
   tabula stats
@@ -116,6 +119,7 @@ async function clientCommand(command: string, args: string[], io: Io): Promise<n
     case 'submit': await submitCommand(context); return 0;
     case 'tx': await transactionCommand(context); return 0;
     case 'balance': await balanceCommand(context); return 0;
+    case 'history': await historyCommand(context); return 0;
     case 'blocks': await blocksCommand(context); return 0;
     case 'block': await blockCommand(context); return 0;
     case 'stats': await statsCommand(context); return 0;

@@ -23,7 +23,7 @@ export const ERROR_CATALOGUE = {
   invalid_block_number: { status: 400, description: 'The path does not hold a block number (a non-negative integer).' },
   invalid_url: { status: 400, description: 'The path holds a malformed percent-encoding.' },
   malformed_request: { status: 400, description: 'The HTTP request itself is malformed (e.g. a bad Content-Length); the connection is closed.' },
-  invalid_pagination: { status: 400, description: '`limit` is not an integer 1..100 or `offset` not an integer ≥ 0.' },
+  invalid_pagination: { status: 400, description: '`limit` is not an integer 1..100, `offset` not an integer ≥ 0, or `cursor` not a `next_cursor` this service returned.' },
   missing_token: { status: 401, description: 'No `Authorization: Bearer` token was sent.' },
   invalid_token: { status: 401, description: 'The token is malformed, expired, not yet valid, for another issuer or audience, or not signed by a trusted key.' },
   invalid_api_key: { status: 401, description: 'API keys are configured and `X-API-Key` is missing or not one of them.' },

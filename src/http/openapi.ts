@@ -111,7 +111,7 @@ export async function registerOpenApi(app: FastifyInstance<any, any, any, any, a
       tags: [
         { name: 'transactions', description: 'Submit transactions, look them up, prove their inclusion' },
         { name: 'blocks', description: 'The hash-chained blocks' },
-        { name: 'accounts', description: 'Balances' },
+        { name: 'accounts', description: 'Balances and transaction histories' },
         { name: 'network', description: 'Statistics' },
         { name: 'health', description: 'Liveness and readiness (no authentication)' },
       ],

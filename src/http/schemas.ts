@@ -14,6 +14,12 @@ const EXAMPLE_ROOT = '0x4813494d137e1631bba301d5acab6e7bb7aa74ce1185d456565ef51d
 const EXAMPLE_PATH = ['0xf64551fcd6f07823cb87971cfb91446425da18286b3ab1ef935e0cbd7a69f68a', '0x3946ca64ff78d93ca61090a437cbb6b3d2ca0d488f5f9ccf3059608368b27693'];
 const EXAMPLE_TIMESTAMP = 1795305809;
 
+const EXAMPLE_TRANSACTION = {
+  tx_hash: EXAMPLE_TX_HASH, from: 'alice', to: 'bob', amount: 12.5, token: 'TAB', type: 'transfer', metadata: { memo: 'rent' },
+  status: 'confirmed', timestamp: EXAMPLE_TIMESTAMP, block_number: 7, block_hash: EXAMPLE_BLOCK_HASH, position: 2, error: null,
+  nonce: '9f9e98c66358a4bb1867da89d975c1cf',
+};
+
 const Hash = Type.String({ pattern: '^0x[0-9a-f]{64}$', description: '0x + 64 lowercase hex digits' });
 const NullableHash = Type.Union([Hash, Type.Null()]);
 const Amount = Type.Number({ description: 'token amount; the JSON text is the exact decimal of the base units' });
@@ -126,13 +132,7 @@ export const TransactionSchema = Type.Object({
   position: Type.Union([Type.Integer(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
   nonce: Type.String({ description: 'random per submission; part of the hashed encoding' }),
-}, {
-  examples: [{
-    tx_hash: EXAMPLE_TX_HASH, from: 'alice', to: 'bob', amount: 12.5, token: 'TAB', type: 'transfer', metadata: { memo: 'rent' },
-    status: 'confirmed', timestamp: EXAMPLE_TIMESTAMP, block_number: 7, block_hash: EXAMPLE_BLOCK_HASH, position: 2, error: null,
-    nonce: '9f9e98c66358a4bb1867da89d975c1cf',
-  }],
-});
+}, { examples: [EXAMPLE_TRANSACTION] });
 
 export const HashParamsSchema = Type.Object({
   hash: Type.String({ description: 'transaction hash, 0x + 64 hex digits (any case)', examples: [EXAMPLE_TX_HASH] }),
@@ -145,6 +145,20 @@ export const BlocksQuerySchema = Type.Object({
   limit: Type.Optional(Type.String({ description: 'integer 1..100, default 20', examples: ['20'] })),
   offset: Type.Optional(Type.String({ description: 'integer ≥ 0, default 0; offset k starts at block latest − k', examples: ['0'] })),
 });
+
+export const AccountHistoryQuerySchema = Type.Object({
+  limit: Type.Optional(Type.String({ description: 'integer 1..100, default 20', examples: ['20'] })),
+  cursor: Type.Optional(Type.String({
+    description: 'the `next_cursor` of the previous page, as it was returned (opaque: never build or change one); absent, the page starts at the newest transaction',
+    examples: ['4711'],
+  })),
+});
+
+export const AccountHistorySchema = Type.Object({
+  user_id: Type.String(),
+  transactions: Type.Array(TransactionSchema, { description: 'the transactions whose `from` or `to` is the account, pending ones included, newest first in arrival order' }),
+  next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'pass it as `cursor` for the next (older) page; null on the last page' }),
+}, { examples: [{ user_id: 'alice', transactions: [EXAMPLE_TRANSACTION], next_cursor: '4711' }] });
 
 export const ProofSchema = Type.Object({
   tx_hash: Hash,

@@ -16,7 +16,7 @@ import { clientErrorHandler, sendProblem } from './error-mapping.js';
 import { registerOpenApi } from './openapi.js';
 import { HttpProblem } from './problem.js';
 import type { RateLimiter } from './rate-limit.js';
-import { balanceRoutes } from './routes/balance.js';
+import { accountRoutes } from './routes/accounts.js';
 import { blockRoutes } from './routes/blocks.js';
 import { devTokenRoutes } from './routes/dev-token.js';
 import { explorerRoutes } from './routes/explorer.js';
@@ -76,7 +76,7 @@ export async function buildServer(deps: ServerDependencies) {
   await app.register(async (api) => {
     api.addHook('onRequest', (request, reply) => guard(deps, request, reply));
     await api.register(transactionRoutes, { service: deps.service, tokens: deps.tokens, metrics: deps.metrics, rate_limiter: deps.rate_limiter, clock: deps.clock });
-    await api.register(balanceRoutes, { service: deps.service, tokens: deps.tokens });
+    await api.register(accountRoutes, { service: deps.service, tokens: deps.tokens });
     await api.register(blockRoutes, { service: deps.service });
     await api.register(statsRoutes, { service: deps.service });
   }, { prefix: '/api' });

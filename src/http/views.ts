@@ -2,9 +2,10 @@
 import { formatUnits } from '../domain/amount.js';
 import { PRICE_DECIMALS, formatUsdMicros, type TokenRegistry } from '../domain/tokens.js';
 import type { Transaction } from '../domain/transaction.js';
-import type { Balances, Stats } from '../service/ledger-service.js';
+import type { AccountHistoryPage, Balances, Stats } from '../service/ledger-service.js';
 import type { FastifyReply } from 'fastify';
 import { ExactNumber, stringifyExact } from './exact-json.js';
+import { historyCursor } from './parameters.js';
 
 export function transactionView(tx: Transaction, tokens: TokenRegistry) {
   return {
@@ -22,6 +23,15 @@ export function transactionView(tx: Transaction, tokens: TokenRegistry) {
     position: tx.position,
     error: tx.error,
     nonce: tx.nonce,
+  };
+}
+
+/** A page of an account's history: every transaction as `transactionView` shows it, and the cursor of the next page. */
+export function accountHistoryView(page: AccountHistoryPage, tokens: TokenRegistry) {
+  return {
+    user_id: page.user_id,
+    transactions: page.transactions.map((tx) => transactionView(tx, tokens)),
+    next_cursor: page.next_before_seq === null ? null : historyCursor(page.next_before_seq),
   };
 }
 

@@ -41,6 +41,12 @@ export type InclusionProof = {
 
 export type BlockPage = { blocks: BlockHeader[]; total: number; limit: number; offset: number };
 
+/**
+ * A page of an account's history, newest first; `next_before_seq` is the arrival position to read the
+ * next (older) page from, or null when there is none.
+ */
+export type AccountHistoryPage = { user_id: string; transactions: Transaction[]; next_before_seq: number | null };
+
 export type Stats = {
   total_transactions: number;
   total_users: number;
@@ -53,6 +59,7 @@ export type Stats = {
 export const IDEMPOTENCY_KEY_LENGTH_MAX = 255;
 export const IDEMPOTENCY_RETENTION_S = 48 * 3600;
 export const BLOCK_PAGE_LIMIT_MAX = 100;
+export const HISTORY_PAGE_LIMIT_MAX = 100;
 /** Transactions in one batch submission at the most. */
 export const BATCH_TRANSACTIONS_MAX = 1000;
 const WINDOW_S = 24 * 3600;
@@ -198,6 +205,20 @@ export class LedgerService {
     const native_units = balances.get(this.tokens.native.symbol) ?? 0n;
     const usdg_units = balances.get(this.tokens.usdg.symbol) ?? 0n;
     return { user_id, native_units, usdg_units, total_usd_micros: usdMicros(native_units, usdg_units, this.options.native_price_units) };
+  }
+
+  /**
+   * The transactions `user_id` sent or received (pending ones included), newest first in arrival
+   * order, before the position `before_seq` (null: from the newest). An unknown account has none.
+   */
+  async accountTransactions(user_id: string, before_seq: number | null, limit: number): Promise<AccountHistoryPage> {
+    assert(Number.isInteger(limit) && limit >= 1 && limit <= HISTORY_PAGE_LIMIT_MAX, 'the HTTP edge limits the size of a page');
+    // One more than the page: whether it exists says whether there is an older page.
+    const found = await this.store.accountTransactions(user_id, before_seq, limit + 1);
+    const page = found.slice(0, limit);
+    const last = page.at(-1);
+    const next_before_seq = found.length > limit && last !== undefined ? last.seq : null;
+    return { user_id, transactions: page.map((item) => item.transaction), next_before_seq };
   }
 
   async blocks(limit: number, offset: number): Promise<BlockPage> {

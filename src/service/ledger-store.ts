@@ -53,6 +53,9 @@ export type BlockCommit = {
 
 export type StoredBlockHeader = BlockHeader & { totals: ChainTotals };
 
+/** A transaction with its arrival sequence number: its position in arrival order, as the store numbered it. */
+export type SequencedTransaction = { seq: number; transaction: Transaction };
+
 export type StatsSnapshot = {
   latest: StoredBlockHeader;
   /** The newest block at or before the start of the 24-hour window, if any. */
@@ -67,6 +70,12 @@ export interface LedgerStore {
   /** Forgets idempotency records created before `before_s`; returns how many. */
   pruneIdempotency(before_s: number): Promise<number>;
   getTransaction(tx_hash: string): Promise<Transaction | null>;
+  /**
+   * The newest `limit` transactions (pending or sealed) whose `from` or `to` is `user_id`, arrived
+   * before `before_seq` (null: from the newest), newest first in arrival order, each once even when
+   * it is both. Two index seeks, whatever the depth and the size of the ledger.
+   */
+  accountTransactions(user_id: string, before_seq: number | null, limit: number): Promise<SequencedTransaction[]>;
 
   latestBlock(): Promise<StoredBlockHeader | null>;
   /** The newest block's number (null before genesis): what counting blocks needs, without reading the block. */

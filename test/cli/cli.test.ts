@@ -93,6 +93,36 @@ describe('tabula CLI', () => {
     expect(ok(await tabula(['stats'], env)).stdout).toMatch(/^native_price +1$/m);
   });
 
+  it("history lists an account's transactions newest first, a page at a time, as text and as JSON", async () => {
+    type Page = { user_id: string; transactions: Array<{ tx_hash: string; amount_text?: string }>; next_cursor: string | null };
+    const first = JSON.parse(ok(await tabula(['history', 'treasury', '--limit', '2', '--json'], env)).stdout) as Page;
+    expect(first).toMatchObject({ user_id: 'treasury', next_cursor: expect.any(String) });
+    expect(first.transactions).toHaveLength(2);
+    const rest = JSON.parse(ok(await tabula(['history', 'treasury', '--limit', '100', '--cursor', first.next_cursor as string, '--json'], env)).stdout) as Page;
+    expect(rest.next_cursor).toBeNull();
+    const hashes = [...first.transactions, ...rest.transactions].map((tx) => tx.tx_hash);
+    expect(hashes).toContain(minted);
+    expect(new Set(hashes).size).toBe(hashes.length);
+    const whale = ok(await tabula(['history', 'whale', '--json'], env)).stdout;
+    expect(whale).toContain(`"amount":${U63_MAX_TAB},`);
+    expect((JSON.parse(whale) as Page).transactions[0]?.amount_text).toBeUndefined();
+
+    const text = ok(await tabula(['history', 'whale'], env)).stdout;
+    expect(text).toMatch(/^tx_hash +time +status +type +amount +from → to$/m);
+    expect(text).toMatch(new RegExp(`^${minted}  \\S+Z +confirmed  mint +${U63_MAX_TAB.replace('.', '\\.')} TAB  treasury → whale$`, 'm'));
+    expect(text).toMatch(/^1 transaction of whale, newest first; no older ones$/m);
+    const paged = ok(await tabula(['history', 'treasury', '--limit', '1'], env)).stdout;
+    expect(paged).toMatch(/^1 transaction of treasury, newest first; older ones: --cursor \S+$/m);
+    expect(ok(await tabula(['history', 'nobody'], env)).stdout).toBe('no transactions of nobody\n');
+
+    const bad_cursor = await tabula(['history', 'treasury', '--cursor', 'nope'], env);
+    expect(bad_cursor.status).toBe(1);
+    expect(bad_cursor.stderr).toContain('error 400 invalid_pagination');
+    for (const args of [['history'], ['history', 'a', 'b'], ['history', 'a', '--limit', 'x'], ['history', 'a', '--offset', '1']]) {
+      expect((await tabula(args, env)).status, args.join(' ')).toBe(2);
+    }
+  });
+
   it('flags win over the environment (TABULA_URL, TABULA_TOKEN, TABULA_API_KEY)', async () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
     const wrong_env = { TABULA_URL: closed, TABULA_TOKEN: 'bad.token.here', TABULA_API_KEY: 'not-the-api-key-of-this-service' };

@@ -98,6 +98,49 @@ describe('TabulaClient against the service', () => {
     expect(balance.native).toBe(100);
   });
 
+  it("lists an account's transactions page by page, newest first with exact amounts, and iterates over all of them", async () => {
+    const hana = new TabulaClient({ baseUrl: server.url, apiKey: API_KEY, jwt: await server.token('hana') });
+    const minted = await admin.submitBatch([
+      { from: 'treasury', to: 'hana', amount: '90071992.54740993', token: 'TAB', type: 'mint' },
+      { from: 'treasury', to: 'hana', amount: '2.5', token: 'USDG', type: 'mint', metadata: { memo: 'amount' } },
+      { from: 'treasury', to: 'hana', amount: 1, token: 'TAB', type: 'mint' },
+    ]);
+    const hashes = minted.results.map((result) => result.tx_hash as string);
+    await Promise.all(hashes.map((hash) => admin.waitForTransaction(hash, { intervalMs: 25 })));
+    const sent = await hana.submitTransaction({ from: 'hana', to: 'ivan', amount: '0.5', token: 'TAB', type: 'transfer' });
+    await hana.waitForTransaction(sent.tx_hash, { intervalMs: 25 });
+    const newest_first = [sent.tx_hash, ...[...hashes].reverse()];
+
+    const first = await alice.listAccountTransactions('hana', { limit: 3 });
+    expect(first).toMatchObject({ user_id: 'hana', next_cursor: expect.any(String) });
+    expect(first.transactions.map((tx) => tx.tx_hash)).toEqual(newest_first.slice(0, 3));
+    const last = await alice.listAccountTransactions('hana', { limit: 3, cursor: first.next_cursor as string });
+    expect(last.transactions.map((tx) => tx.tx_hash)).toEqual(newest_first.slice(3));
+    expect(last.next_cursor).toBeNull();
+    const whole = [...first.transactions, ...last.transactions];
+    expect(whole[0]).toMatchObject({ from: 'hana', to: 'ivan', amount_text: '0.5' });
+    expect(whole.at(-1)).toMatchObject({ amount: 90071992.54740993, amount_text: '90071992.54740993', status: 'confirmed' });
+    expect(whole.at(-2)).toMatchObject({ amount_text: '2.5', token: 'USDG', metadata: { memo: 'amount' } });
+    for (const tx of whole) {
+      expect(tx).toEqual(await alice.getTransaction(tx.tx_hash));
+      await alice.verifyTransaction(tx);
+    }
+
+    const iterated: string[] = [];
+    for await (const tx of alice.iterateAccountTransactions('hana', { limit: 1 })) iterated.push(tx.tx_hash);
+    expect(iterated).toEqual(newest_first);
+    const stopped: string[] = [];
+    for await (const tx of alice.iterateAccountTransactions('hana')) {
+      stopped.push(tx.tx_hash);
+      if (stopped.length === 2) break;
+    }
+    expect(stopped).toEqual(newest_first.slice(0, 2));
+    expect(await alice.listAccountTransactions('auth0|nobody/yet?#%')).toEqual({ user_id: 'auth0|nobody/yet?#%', transactions: [], next_cursor: null });
+    expectApiError(await rejection(alice.listAccountTransactions('hana', { cursor: 'not-a-cursor' })), BadRequestError, 400, 'invalid_pagination');
+    expectApiError(await rejection(alice.listAccountTransactions('hana', { limit: 101 })), BadRequestError, 400, 'invalid_pagination');
+    expectApiError(await rejection(alice.listAccountTransactions('han a')), BadRequestError, 400, 'invalid_user_id');
+  });
+
   it('lists and reads blocks, verifies each one and the whole chain', async () => {
     const page = await alice.listBlocks({ limit: 2, offset: 0 });
     expect(page).toMatchObject({ limit: 2, offset: 0, total: expect.any(Number) });

@@ -1,6 +1,6 @@
-/** The SDK's exact-amount reading: top-level numbers only, exactly as written, never a nested one. */
+/** The SDK's exact-amount reading: top-level numbers only, exactly as written, never a nested one; lists record by record. */
 import fc from 'fast-check';
-import { parseWithExactNumbers, plainDecimal, topLevelNumberTexts } from '@tabula/client';
+import { parseWithExactNumbers, plainDecimal, topLevelArrayItemTexts, topLevelNumberTexts } from '@tabula/client';
 import { describe, expect, it } from 'vitest';
 
 describe('topLevelNumberTexts', () => {
@@ -32,6 +32,30 @@ describe('topLevelNumberTexts', () => {
           if (typeof member === 'number') expect(Number(found.get(name))).toBe(member);
           else expect(found.has(name)).toBe(false);
         }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('topLevelArrayItemTexts', () => {
+  it('returns the source text of each record of a top-level list, so that each amount is read exactly', () => {
+    const text = '{"user_id":"a","note":"\\"transactions\\":[1]","transactions":[ {"amount":90071992.54740993,"metadata":{"amount":1}} , {"amount":1e-8}],"next_cursor":"7"}';
+    const items = topLevelArrayItemTexts(text, 'transactions');
+    expect(items).toEqual(['{"amount":90071992.54740993,"metadata":{"amount":1}}', '{"amount":1e-8}']);
+    expect(items.map((item) => parseWithExactNumbers(item, ['amount']).amount_text)).toEqual(['90071992.54740993', '0.00000001']);
+    expect(topLevelArrayItemTexts('{"transactions":[]}', 'transactions')).toEqual([]);
+    expect(topLevelArrayItemTexts('{"transactions":null}', 'transactions')).toEqual([]);
+    expect(topLevelArrayItemTexts('[{"transactions":[1]}]', 'transactions')).toEqual([]);
+  });
+
+  it('property: each text parses to the element JSON.parse finds, in any layout', () => {
+    const object = fc.record({ before: fc.jsonValue({ maxDepth: 2 }), transactions: fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 5 }), after: fc.jsonValue({ maxDepth: 2 }) });
+    fc.assert(
+      fc.property(object, fc.constantFrom(undefined, 1, '\t'), (value, indent) => {
+        const text = JSON.stringify(value, null, indent);
+        const parsed = JSON.parse(text) as { transactions: unknown[] };
+        expect(topLevelArrayItemTexts(text, 'transactions').map((item) => JSON.parse(item) as unknown)).toEqual(parsed.transactions);
       }),
       { numRuns: 300 },
     );

@@ -191,6 +191,20 @@ describe('verification against a lying server', () => {
     expect(await verificationError(lying.getBlock(0).then((block) => lying.verifyBlock(block)))).toMatchObject({ code: 'parent_hash_mismatch', block_number: 0 });
   });
 
+  it("an account's history that is another account's, or lists a transaction that is not the account's, is rejected", async () => {
+    const path = '/api/accounts/a/transactions';
+    expect((await lying.listAccountTransactions('a')).transactions).toHaveLength(1);
+    type Page = { user_id: string; transactions: Array<{ to: string; tx_hash: string }>; next_cursor: string | null };
+    on<Page>(path, (page) => ({ ...page, user_id: 'b' }));
+    expect((await verificationError(lying.listAccountTransactions('a'))).code).toBe('record_mismatch');
+    on<Page>(path, (page) => ({ ...page, transactions: page.transactions.map((tx) => ({ ...tx, to: 'b' })) }));
+    expect(await verificationError(lying.listAccountTransactions('a'))).toMatchObject({ code: 'record_mismatch', tx_hash: expect.any(String) });
+    // A next_cursor that always names the same place (past the newest, so the page repeats itself).
+    on<Page>(path, (page) => ({ ...page, next_cursor: '999999999' }));
+    const looping = (async () => { for await (const _ of lying.iterateAccountTransactions('a')) { /* reads on */ } })();
+    await expect(looping).rejects.toThrow(/does not move on/);
+  });
+
   it('a tampered transaction record (amount, metadata or nonce) no longer hashes to its tx_hash', async () => {
     const path = `/api/transactions/${target()}`;
     for (const change of [(body: string) => body.replace('"amount":7', '"amount":70'), (body: string) => body.replace('"metadata":{}', '"metadata":{"x":1}'), (body: string) => body.replace(/"nonce":"[0-9a-f]/, '"nonce":"z')]) {

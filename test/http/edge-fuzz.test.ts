@@ -287,19 +287,24 @@ const queryValue = fc.oneof(
   { weight: 1, arbitrary: fc.integer().map(String) },
 );
 
-const queryString = fc.oneof(
-  fc.tuple(fc.option(queryValue), fc.option(queryValue)).map(([limit, offset]) =>
-    [limit === null ? null : `limit=${limit}`, offset === null ? null : `offset=${offset}`].filter((part) => part !== null).join('&')),
-  fc.array(fc.tuple(fc.constantFrom('limit', 'offset', 'x', '', '__proto__', 'constructor', 'limit[]', 'offset[a]'), queryValue), { maxLength: 4 })
+/** Query strings of a paged read whose parameters are `limit` and `second` (`offset` or `cursor`). */
+const pagingQuery = (second: string): fc.Arbitrary<string> => fc.oneof(
+  fc.tuple(fc.option(queryValue), fc.option(queryValue)).map(([limit, value]) =>
+    [limit === null ? null : `limit=${limit}`, value === null ? null : `${second}=${value}`].filter((part) => part !== null).join('&')),
+  fc.array(fc.tuple(fc.constantFrom('limit', second, 'x', '', '__proto__', 'constructor', 'limit[]', `${second}[a]`), queryValue), { maxLength: 4 })
     .map((pairs) => pairs.map(([key, value]) => `${key}=${value}`).join('&')),
   fc.string({ unit: fc.constantFrom(...URL_CHARACTERS, '=', '?', '[', ']'), maxLength: 40 }),
 );
+const queryString = pagingQuery('offset');
+const historyQuery = pagingQuery('cursor');
 
-/** Read URLs; `known` are path parts that name something stored (transaction hashes in any case, block numbers). */
+/** Read URLs; `known` are path parts that name something stored (transaction hashes in any case, block numbers); histories are of accounts with transactions and of any id. */
 const readUrl = (known: readonly string[]): fc.Arbitrary<string> => fc.oneof(
   fc.oneof(pathSegment, fc.constantFrom(...known)).map((segment) => `/api/transactions/${segment}`),
   fc.oneof(pathSegment, fc.constantFrom(...known)).map((segment) => `/api/transactions/${segment}/proof`),
   pathSegment.map((segment) => `/api/balance/${segment}`),
+  fc.tuple(fc.oneof(pathSegment, fc.constantFrom('alice', 'treasury', 'bob')), historyQuery)
+    .map(([segment, query]) => `/api/accounts/${segment}/transactions${query === '' ? '' : `?${query}`}`),
   fc.oneof(pathSegment, fc.constantFrom(...known)).map((segment) => `/api/blocks/${segment}`),
   queryString.map((query) => `/api/blocks?${query}`),
   queryString.map((query) => `/api/stats?${query}`),

@@ -54,7 +54,7 @@ describe('OpenAPI document', () => {
   it('describes every registered route, and nothing that is not one', () => {
     const documented = new Set(operations().map(([path, method]) => `${method.toUpperCase()} ${path}`));
     const registered = ledger.app.registeredRoutes.filter((route) => !route.hidden);
-    expect(registered).toHaveLength(18); // 10 operations and the HEAD of each of the 8 GETs
+    expect(registered).toHaveLength(20); // 11 operations and the HEAD of each of the 9 GETs
     for (const route of registered) {
       const path = route.url.replace(/:([A-Za-z]+)/g, '{$1}');
       // HEAD is GET without a body (RFC 9110), which Fastify adds to every GET route by itself.
@@ -64,14 +64,14 @@ describe('OpenAPI document', () => {
     const registered_keys = new Set(registered.map((route) => `${route.method} ${route.url.replace(/:([A-Za-z]+)/g, '{$1}')}`));
     for (const key of documented) expect(registered_keys, key).toContain(key);
     expect([...documented].sort()).toEqual([
-      'GET /api/balance/{userId}', 'GET /api/blocks', 'GET /api/blocks/{number}', 'GET /api/stats', 'GET /api/transactions/{hash}',
+      'GET /api/accounts/{userId}/transactions', 'GET /api/balance/{userId}', 'GET /api/blocks', 'GET /api/blocks/{number}', 'GET /api/stats', 'GET /api/transactions/{hash}',
       'GET /api/transactions/{hash}/proof', 'GET /healthz', 'GET /readyz', 'POST /api/transactions/batch', 'POST /api/transactions/submit',
     ]);
   });
 
   it('names each operation like the SDK method and describes its parameters', () => {
     const ids = operations().map(([, , operation]) => operation.operationId).sort();
-    expect(ids).toEqual(['getBalance', 'getBlock', 'getProof', 'getStats', 'getTransaction', 'health', 'listBlocks', 'ready', 'submitBatch', 'submitTransaction']);
+    expect(ids).toEqual(['getBalance', 'getBlock', 'getProof', 'getStats', 'getTransaction', 'health', 'listAccountTransactions', 'listBlocks', 'ready', 'submitBatch', 'submitTransaction']);
     for (const [path, , operation] of operations()) {
       expect(operation.summary, path).toBeTruthy();
       for (const name of path.match(/\{([A-Za-z]+)\}/g) ?? []) {
@@ -87,6 +87,12 @@ describe('OpenAPI document', () => {
     }
     const list = document.paths['/api/blocks']?.get;
     expect(list?.parameters?.map((parameter) => `${parameter.in}:${parameter.name}`).sort()).toEqual(['query:limit', 'query:offset']);
+    const history = document.paths['/api/accounts/{userId}/transactions']?.get;
+    expect(history?.parameters?.map((parameter) => `${parameter.in}:${parameter.name}`).sort()).toEqual(['path:userId', 'query:cursor', 'query:limit']);
+    expect(history?.responses['200']?.content?.['application/json']?.schema).toMatchObject({ required: ['user_id', 'transactions', 'next_cursor'] });
+    expect(Object.keys(history?.responses ?? {}).sort()).toEqual(['200', '400', '401', '414', '429', '500', '503']);
+    expect(history?.responses['400']?.description).toContain('`invalid_pagination`');
+    expect(history?.responses['400']?.description).toContain('`invalid_user_id`');
     const submit = document.paths['/api/transactions/submit']?.post;
     expect(submit?.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'idempotency-key' }));
     expect(submit?.requestBody?.content['application/json']?.schema).toMatchObject({ required: ['from', 'to', 'amount', 'token', 'type'] });

@@ -64,12 +64,13 @@ describe('README examples', () => {
     const run = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
     expect(run.status, run.stderr).toBe(0);
     const answers = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    const [mint, transaction, proof, balance, page, block, stats, problem, health, ready] = answers;
-    expect(answers).toHaveLength(10);
+    const [mint, transaction, proof, balance, history, page, block, stats, problem, health, ready] = answers;
+    expect(answers).toHaveLength(11);
     expect(mint).toMatchObject({ status: 'pending' });
     expect(transaction).toMatchObject({ from: 'alice', to: 'bob', amount: 12.5, status: 'confirmed', metadata: { memo: 'rent' } });
     expect(proof).toMatchObject({ tx_hash: transaction?.tx_hash, block_number: transaction?.block_number });
     expect(balance).toEqual({ user_id: 'alice', native: 87.5, usdg: 0, total_usd: 87.5 });
+    expect(history).toEqual({ user_id: 'alice', transactions: [transaction, expect.objectContaining({ tx_hash: mint?.tx_hash, type: 'mint', status: 'confirmed' })], next_cursor: null });
     // The mint and the transfer share block 1 unless a seal (every second) falls between the two curls.
     expect(stats).toMatchObject({ total_transactions: 2, latest_block_number: transaction?.block_number, trading_volume_24h: 12.5 });
     expect([1, 2]).toContain(stats?.latest_block_number);

@@ -10,7 +10,7 @@ import { UNITS_MAX } from '../../src/domain/amount.js';
 import { buildBlock, genesisBlock, type BlockHeader } from '../../src/domain/block.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Metadata, Transaction, TransactionType } from '../../src/domain/transaction.js';
-import type { BlockCommit, ChainTotals, LedgerStore, PendingAppend, TransactionOutcome } from '../../src/service/ledger-store.js';
+import type { BlockCommit, ChainTotals, LedgerStore, PendingAppend, SequencedTransaction, TransactionOutcome } from '../../src/service/ledger-store.js';
 import { createTestDatabase, testStoreKind, type TestDatabase } from '../support/test-database.js';
 
 const T0 = 1_800_000_000;
@@ -225,6 +225,70 @@ describe(`the store contract (${testStoreKind()})`, () => {
       expect([mine.header.hash, theirs.header.hash]).toContain(latest.hash);
       expect(await store.blockTransactionHashes(1)).toEqual(txs.map((tx) => tx.tx_hash));
       for (const tx of txs) expect(await second.getTransaction(tx.tx_hash)).toMatchObject({ block_hash: latest.hash });
+    });
+  });
+
+  describe("reading an account's history", () => {
+    const hashes = (page: SequencedTransaction[]) => page.map((item) => item.transaction.tx_hash);
+
+    it('gives the transactions an account sent or received, pending and sealed, newest first in arrival order, each once', async () => {
+      await store.commitBlock(genesisCommit());
+      const genesis = (await store.latestBlock())!;
+      const minted = pending({ from: 'issuer', to: 'alice', amount_units: UNITS_MAX, type: 'mint', metadata: { memo: 'welcome' } });
+      const sent = pending({ from: 'alice', to: 'bob' });
+      const elsewhere = pending({ from: 'carol', to: 'dave' });
+      const received = pending({ from: 'bob', to: 'alice', token: 'USDG' });
+      const to_self = pending({ from: 'alice', to: 'alice', type: 'mint' });
+      const burned = pending({ from: 'alice', to: 'issuer', type: 'burn' });
+      await store.appendPending([minted, sent, elsewhere].map(plain));
+      const commit = blockCommit(genesis, [minted, sent, elsewhere]);
+      commit.outcomes[1] = { tx_hash: sent.tx_hash, position: 1, status: 'failed', error: 'insufficient_funds' };
+      await store.commitBlock(commit);
+      await store.appendPending([plain(received)]);
+      await store.appendPending([to_self, burned].map(plain));
+
+      const history = await store.accountTransactions('alice', null, 100);
+      expect(hashes(history)).toEqual([burned, to_self, received, sent, minted].map((tx) => tx.tx_hash));
+      const seqs = history.map((item) => item.seq);
+      expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(history[0]!.transaction).toEqual(burned);
+      expect(history.at(-1)!.transaction).toEqual({ ...minted, status: 'confirmed', block_number: 1, block_hash: commit.header.hash, position: 0, error: null });
+      expect(history.at(-1)!.transaction.amount_units).toBe(UNITS_MAX);
+      expect(history.at(-2)!.transaction).toMatchObject({ status: 'failed', error: 'insufficient_funds', block_number: 1, position: 1 });
+      expect(hashes(await store.accountTransactions('issuer', null, 100))).toEqual([burned.tx_hash, minted.tx_hash]);
+      expect(hashes(await store.accountTransactions('bob', null, 100))).toEqual([received.tx_hash, sent.tx_hash]);
+      expect(await store.accountTransactions('nobody', null, 100)).toEqual([]);
+      expect(await store.accountTransactions('ALICE', null, 100)).toEqual([]);
+    });
+
+    it('pages from a position: the transactions before it, at most `limit`, every one exactly once across the pages', async () => {
+      const all: Transaction[] = [];
+      for (let round = 0; round < 6; round += 1) {
+        const batch = Array.from({ length: 10 }, (_, index) => {
+          const side = (round * 10 + index) % 3;
+          return side === 0 ? pending({ from: 'erin', to: `peer${index}` }) : side === 1 ? pending({ from: `peer${index}`, to: 'erin' }) : pending({ from: 'frank', to: 'gina' });
+        });
+        all.push(...batch);
+        await store.appendPending(batch.map(plain));
+      }
+      const expected = all.filter((tx) => tx.from === 'erin' || tx.to === 'erin').map((tx) => tx.tx_hash).reverse();
+      const newest = await store.accountTransactions('erin', null, 100);
+      expect(hashes(newest)).toEqual(expected);
+
+      const walked: string[] = [];
+      let before: number | null = null;
+      for (let pages = 0; pages < 20; pages += 1) {
+        const page: SequencedTransaction[] = await store.accountTransactions('erin', before, 7);
+        expect(page.length).toBeLessThanOrEqual(7);
+        if (before !== null) for (const item of page) expect(item.seq).toBeLessThan(before);
+        walked.push(...hashes(page));
+        if (page.length < 7) break;
+        before = page.at(-1)!.seq;
+      }
+      expect(walked).toEqual(expected);
+      expect(await store.accountTransactions('erin', newest.at(-1)!.seq, 10)).toEqual([]);
+      expect(hashes(await store.accountTransactions('erin', newest[2]!.seq, 1))).toEqual([expected[3]]);
     });
   });
 

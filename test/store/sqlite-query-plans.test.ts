@@ -1,7 +1,7 @@
 /**
  * Reads must cost the same however long the history: every read statement is an index seek (SQLite
- * "SEARCH"), never a table scan or a sort. This is how /api/stats and /api/blocks at any offset stay
- * cheap; the benchmark measures it, this test keeps it true.
+ * "SEARCH"), never a table scan or a sort. This is how /api/stats, /api/blocks at any offset and an
+ * account's history at any depth stay cheap; the benchmark measures it, this test keeps it true.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -31,6 +31,19 @@ describe('SQLite query plans', () => {
     for (const step of plan) {
       expect(step, plan.join(' | ')).not.toMatch(/TEMP B-TREE/);
       expect(step, plan.join(' | ')).toMatch(/^(SEARCH|SCALAR SUBQUERY|SCAN CONSTANT ROW)/);
+    }
+  });
+
+  it("reads an account's history from its two covering indexes, merged in order: no scan of the table, no sort", () => {
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.accountTransactions}`).all('alice', 1000, 'alice', 1000, 21) as Array<{ detail: string }>).map((row) => row.detail);
+    const shown = plan.join(' | ');
+    expect(plan, shown).toContain('MERGE (UNION)');
+    expect(plan, shown).toContain('SEARCH transactions USING COVERING INDEX transactions_by_from (from_id=? AND seq<?)');
+    expect(plan, shown).toContain('SEARCH transactions USING COVERING INDEX transactions_by_to (to_id=? AND seq<?)');
+    for (const step of plan) {
+      expect(step, shown).not.toMatch(/TEMP B-TREE/);
+      // The only SCAN is of the merged page itself (at most `limit` rows), never of a table.
+      expect(step, shown).toMatch(/^(SEARCH|CO-ROUTINE|MERGE \(UNION\)|LEFT$|RIGHT$|SCAN page$)/);
     }
   });
 

@@ -1,4 +1,7 @@
-/** The SQLite schema refuses, by itself, what would break the chain: the last line of defence. */
+/**
+ * The SQLite schema refuses, by itself, what would break the chain: the last line of defence; and a
+ * ledger made by an earlier version gains what later migrations add when it is opened.
+ */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +10,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import { BlockProducer } from '../../src/service/block-producer.js';
+import { MIGRATIONS } from '../../src/store/sqlite/schema.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 describe('SQLite schema guards', () => {
@@ -57,5 +61,37 @@ describe('SQLite schema guards', () => {
 
   it('never lets a balance go below zero', () => {
     refuses("UPDATE balances SET units = -1 WHERE user_id = 'u0'");
+  });
+});
+
+describe('SQLite migrations', () => {
+  it('gives a ledger made before the history indexes its indexes on start, over the transactions it already holds', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-migrate-'));
+    const file = path.join(dir, 'ledger.db');
+    try {
+      const old = new Database(file);
+      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+      for (const migration of MIGRATIONS.filter((candidate) => candidate.version < 3)) {
+        old.exec(migration.sql);
+        old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(migration.version);
+      }
+      const preimage = { from: 'issuer', to: 'bob', amount_units: 5n, token: 'TAB', type: 'mint' as const, metadata: {}, nonce: '1'.padStart(32, '0'), timestamp: 1_800_000_000 };
+      const tx = pendingTransaction(preimage);
+      old.prepare(`INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status)
+        VALUES (?, ?, ?, ?, ?, ?, '{}', ?, ?, 'pending')`).run(tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, tx.nonce, tx.timestamp);
+      old.close();
+
+      const store = SqliteStore.open({ path: file });
+      expect(await store.accountTransactions('bob', null, 10)).toEqual([{ seq: 1, transaction: tx }]);
+      await store.close();
+      const upgraded = new Database(file, { readonly: true });
+      const indexes = upgraded.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'transactions_by_%' ORDER BY name").pluck().all();
+      const versions = upgraded.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
+      upgraded.close();
+      expect(indexes).toEqual(['transactions_by_block', 'transactions_by_from', 'transactions_by_to']);
+      expect(versions).toEqual(MIGRATIONS.map((migration) => migration.version));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

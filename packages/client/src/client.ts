@@ -4,10 +4,10 @@
  */
 import { isHash } from '../../../src/domain/hex.js';
 import { ResponseFormatError, VerificationError, WaitTimeoutError } from './errors.js';
-import { parseWithExactNumbers } from './exact-json.js';
+import { parseWithExactNumbers, topLevelArrayItemTexts } from './exact-json.js';
 import { ATTEMPTS_MAX, problemFrom, sleep, Transport, type Answer, type RequestSpec, type RetryOptions, type TokenProvider } from './transport.js';
 import type {
-  Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockPage, ChainVerification, HealthStatus,
+  AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockPage, ChainVerification, HealthStatus,
   InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, Transaction,
 } from './types.js';
 import { verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';
@@ -38,6 +38,8 @@ export type ChainOptions = {
 /** The most transactions `submitBatch` sends in one request (the service's limit). */
 export const BATCH_TRANSACTIONS_MAX = 1000;
 
+/** Transactions per request of `iterateAccountTransactions` unless told (the service's largest page). */
+const HISTORY_PAGE_LIMIT_DEFAULT = 100;
 const TIMEOUT_MS_DEFAULT = 10_000;
 const WAIT_TIMEOUT_MS_DEFAULT = 60_000;
 const WAIT_INTERVAL_MS_DEFAULT = 500;
@@ -136,14 +138,45 @@ export class TabulaClient {
     return exact(await this.get(`/api/balance/${encodeURIComponent(userId)}`, options), BALANCE_AMOUNTS) as Balance;
   }
 
+  /**
+   * `GET /api/accounts/{userId}/transactions?limit&cursor`: one page of the transactions the account
+   * sent or received (pending ones included), newest first, with exact amounts (`amount_text`). Pass
+   * the page's `next_cursor` as `cursor` for the next, older page; it is null on the last one. Throws
+   * a `VerificationError` (`record_mismatch`) if the page is another account's or lists a transaction
+   * that is not the account's.
+   */
+  async listAccountTransactions(userId: string, page: { limit?: number; cursor?: string } = {}, options: { signal?: AbortSignal } = {}): Promise<AccountTransactionsPage> {
+    const query = new URLSearchParams();
+    if (page.limit !== undefined) query.set('limit', String(page.limit));
+    if (page.cursor !== undefined) query.set('cursor', page.cursor);
+    const answer = await this.get(`/api/accounts/${encodeURIComponent(userId)}/transactions${querySuffix(query)}`, options);
+    return accountTransactionsPageOf(answer, userId);
+  }
+
+  /**
+   * Every transaction of the account, newest first, page after page (`limit` per request, default
+   * 100): each page is fetched only when the loop has used the one before, so `break` stops fetching.
+   */
+  async *iterateAccountTransactions(userId: string, options: { limit?: number; signal?: AbortSignal } = {}): AsyncGenerator<Transaction, void, undefined> {
+    const signal_option = options.signal ? { signal: options.signal } : {};
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.listAccountTransactions(userId, { limit: options.limit ?? HISTORY_PAGE_LIMIT_DEFAULT, ...(cursor === undefined ? {} : { cursor }) }, signal_option);
+      yield* page.transactions;
+      if (page.next_cursor === null) return;
+      if (page.next_cursor === cursor) {
+        throw new ResponseFormatError(`the history of ${userId} does not move on from cursor ${String(cursor)}`);
+      }
+      cursor = page.next_cursor;
+    }
+  }
+
   /** `GET /api/blocks?limit&offset`: headers, newest first. */
   async listBlocks(page: { limit?: number; offset?: number } = {}, options: { signal?: AbortSignal } = {}): Promise<BlockPage> {
     const query = new URLSearchParams();
     if (page.limit !== undefined) query.set('limit', String(page.limit));
     if (page.offset !== undefined) query.set('offset', String(page.offset));
-    const search = query.toString();
-    const suffix = search === '' ? '' : `?${search}`;
-    return json(await this.get(`/api/blocks${suffix}`, options)) as BlockPage;
+    return json(await this.get(`/api/blocks${querySuffix(query)}`, options)) as BlockPage;
   }
 
   /** `GET /api/blocks/{number}`: the header and the block's transaction hashes in order. */
@@ -279,6 +312,39 @@ function batchItemResultOf(value: unknown, index: number, idempotency_key: strin
   const problem = typeof status === 'number' && status >= 400 && status < 500 ? problemFrom(result.error, status) : null;
   if (problem === null) throw new ResponseFormatError(`the batch answer's result ${index} is neither a receipt nor a 4xx problem`);
   return { index, status: problem.status, error: problem, idempotency_key };
+}
+
+/**
+ * A history page with each transaction's exact amount text, checked to be the page of `user_id`
+ * (the service names the account, and every transaction names it as `from` or `to`).
+ */
+function accountTransactionsPageOf(answer: Answer, user_id: string): AccountTransactionsPage {
+  const body = json(answer) as { user_id?: unknown; transactions?: unknown; next_cursor?: unknown } | null;
+  const next_cursor = body?.next_cursor;
+  if (typeof body !== 'object' || body === null || !Array.isArray(body.transactions) || (typeof next_cursor !== 'string' && next_cursor !== null)) {
+    throw new ResponseFormatError(`the service answered ${answer.status} with a body that is not a page of transactions`);
+  }
+  if (body.user_id !== user_id) {
+    throw new VerificationError('record_mismatch', `asked for the transactions of ${user_id}, got those of ${String(body.user_id)}`);
+  }
+  const transactions = topLevelArrayItemTexts(answer.text, 'transactions').map((text) => {
+    try {
+      return parseWithExactNumbers(text, TRANSACTION_AMOUNTS) as Transaction;
+    } catch (error) {
+      throw new ResponseFormatError('a transaction of the page is not a JSON object', { cause: error });
+    }
+  });
+  for (const transaction of transactions) {
+    if (transaction.from !== user_id && transaction.to !== user_id) {
+      throw new VerificationError('record_mismatch', `asked for the transactions of ${user_id}, got one from ${String(transaction.from)} to ${String(transaction.to)}`, { tx_hash: transaction.tx_hash });
+    }
+  }
+  return { user_id, transactions, next_cursor };
+}
+
+function querySuffix(query: URLSearchParams): string {
+  const search = query.toString();
+  return search === '' ? '' : `?${search}`;
 }
 
 function json(answer: Answer): unknown {

@@ -6,7 +6,8 @@
  *
  * `topLevelNumberTexts` scans only the members of the top-level object (nested objects such as
  * `metadata` are skipped whole, strings are skipped with their escapes), so a metadata key called
- * `amount` is never mistaken for the record's. It expects text that `JSON.parse` has accepted.
+ * `amount` is never mistaken for the record's; a list of records (an account's history) is read
+ * record by record through `topLevelArrayItemTexts`. Both expect text that `JSON.parse` has accepted.
  */
 const NUMBER_TEXT = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 const WHITESPACE = /[ \t\n\r]*/y;
@@ -77,6 +78,36 @@ export function topLevelNumberTexts(text: string, keys: ReadonlySet<string>): Ma
     cursor = skipWhitespace(text, cursor + 1);
   }
   return found;
+}
+
+/** The source text of each element of the top-level member `key` when it is an array (none otherwise). */
+export function topLevelArrayItemTexts(text: string, key: string): string[] {
+  let cursor = skipWhitespace(text, 0);
+  if (text[cursor] !== '{') return [];
+  cursor = skipWhitespace(text, cursor + 1);
+  while (text[cursor] === '"') {
+    const key_end = stringEnd(text, cursor);
+    const name = JSON.parse(text.slice(cursor, key_end)) as string;
+    const value_start = skipWhitespace(text, skipWhitespace(text, key_end) + 1);
+    if (name === key && text[value_start] === '[') return arrayItemTexts(text, value_start);
+    cursor = skipWhitespace(text, valueEnd(text, value_start));
+    if (text[cursor] !== ',') break;
+    cursor = skipWhitespace(text, cursor + 1);
+  }
+  return [];
+}
+
+/** `index` is at an opening bracket; returns the source text of each element. */
+function arrayItemTexts(text: string, index: number): string[] {
+  const items: string[] = [];
+  let cursor = skipWhitespace(text, index + 1);
+  while (cursor < text.length && text[cursor] !== ']') {
+    const item_end = valueEnd(text, cursor);
+    items.push(text.slice(cursor, item_end));
+    cursor = skipWhitespace(text, item_end);
+    if (text[cursor] === ',') cursor = skipWhitespace(text, cursor + 1);
+  }
+  return items;
 }
 
 /**

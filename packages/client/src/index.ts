@@ -5,7 +5,7 @@ export {
   RateLimitedError, RequestTimeoutError, ResponseFormatError, ServerError, TabulaError, UnauthorizedError,
   UnsupportedMediaTypeError, VerificationError, WaitTimeoutError, type Problem, type VerificationCode,
 } from './errors.js';
-export { parseWithExactNumbers, plainDecimal, topLevelNumberTexts } from './exact-json.js';
+export { parseWithExactNumbers, plainDecimal, topLevelArrayItemTexts, topLevelNumberTexts } from './exact-json.js';
 export type { RetryOptions, TokenProvider } from './transport.js';
 export type * from './types.js';
 export { amountUnits, sha256, tokenDecimals, verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';

@@ -92,6 +92,15 @@ export type Transaction = {
   nonce: string;
 };
 
+/** A page of an account's history (`listAccountTransactions`). */
+export type AccountTransactionsPage = {
+  user_id: string;
+  /** The transactions whose `from` or `to` is the account, pending ones included, newest first in arrival order. */
+  transactions: Transaction[];
+  /** Pass it as `cursor` for the next (older) page; null on the last page. Opaque: pass it back as it is. */
+  next_cursor: string | null;
+};
+
 export type InclusionProof = {
   tx_hash: string;
   block_number: number;

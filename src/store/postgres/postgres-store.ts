@@ -17,6 +17,7 @@ import type {
   IdempotencyRecord,
   LedgerStore,
   PendingAppend,
+  SequencedTransaction,
   StatsSnapshot,
   StoredBlockHeader,
 } from '../../service/ledger-store.js';
@@ -25,6 +26,7 @@ import { connectionSettings, type PostgresConnection } from './connection.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
 
 type TransactionRow = {
+  seq?: string;
   tx_hash: string;
   from_id: string;
   to_id: string;
@@ -72,6 +74,10 @@ const TRANSACTION_COLUMNS = `t.tx_hash, t.from_id, t.to_id, t.amount::text AS am
 const BLOCK_HEADER_COLUMNS = 'b.number::text AS number, b.hash, b.parent_hash, b.timestamp::text AS timestamp, b.transactions_count, b.transactions_root';
 const STORED_BLOCK_COLUMNS = `${BLOCK_HEADER_COLUMNS}, b.total_transactions::text AS total_transactions, b.total_users::text AS total_users, b.transfer_volume_totals`;
 const IDEMPOTENCY_COLUMNS = 'caller, key, request_hash, tx_hash, timestamp::text AS timestamp';
+/** The stored columns of a transaction row, for subqueries read as `t`. */
+const TRANSACTION_ROW_COLUMNS = 'seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error';
+/** "Before no position": above every seq the ledger will ever number. */
+const SEQ_END = Number.MAX_SAFE_INTEGER;
 
 /** Every statement of the store, exported so that tests can check their query plans. */
 export const SQL = {
@@ -90,6 +96,14 @@ export const SQL = {
          WITH ORDINALITY AS t(tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, arrival)
        ORDER BY arrival`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = $1`,
+  // Each side is a range of its index read newest first; a Merge Append of the two stops after
+  // `limit`. A transaction that is both (a mint to its issuer) is taken from the `from` side only.
+  accountTransactions: `SELECT t.seq::text AS seq, ${TRANSACTION_COLUMNS} FROM (
+         (SELECT ${TRANSACTION_ROW_COLUMNS} FROM transactions WHERE from_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3)
+         UNION ALL
+         (SELECT ${TRANSACTION_ROW_COLUMNS} FROM transactions WHERE to_id = $1 AND from_id <> $1 AND seq < $2 ORDER BY seq DESC LIMIT $3)
+         ORDER BY seq DESC LIMIT $3
+       ) AS t LEFT JOIN blocks b ON b.number = t.block_number ORDER BY t.seq DESC`,
   pendingTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
        WHERE t.status = 'pending' ORDER BY t.seq LIMIT $1`,
   pendingCount: "SELECT COUNT(*)::text AS count FROM transactions WHERE status = 'pending'",
@@ -160,6 +174,11 @@ export class PostgresStore implements LedgerStore {
   async getTransaction(tx_hash: string): Promise<Transaction | null> {
     const row = (await run<TransactionRow>(this.pool, 'getTransaction', [tx_hash])).rows[0];
     return row === undefined ? null : toTransaction(row);
+  }
+
+  async accountTransactions(user_id: string, before_seq: number | null, limit: number): Promise<SequencedTransaction[]> {
+    const rows = (await run<TransactionRow>(this.pool, 'accountTransactions', [user_id, before_seq ?? SEQ_END, limit])).rows;
+    return rows.map((row) => ({ seq: Number(row.seq), transaction: toTransaction(row) }));
   }
 
   async latestBlock(): Promise<StoredBlockHeader | null> {

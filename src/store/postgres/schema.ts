@@ -142,4 +142,14 @@ CREATE TABLE idempotency_keys (
 CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
 `,
   },
+  {
+    // An account's history: the transactions it sent and received, each side an index range read
+    // newest first from a position. IF NOT EXISTS lets an operator build them beforehand on a large
+    // ledger with CREATE INDEX CONCURRENTLY (docs/operations.md), so that this step finds them made.
+    version: 2,
+    sql: `
+CREATE INDEX IF NOT EXISTS transactions_by_from ON transactions (from_id, seq);
+CREATE INDEX IF NOT EXISTS transactions_by_to ON transactions (to_id, seq);
+`,
+  },
 ];

@@ -119,4 +119,13 @@ BEGIN
 END;
 `,
   },
+  {
+    // An account's history: the transactions it sent and received, each side an index range read
+    // newest first from a position (seq is the rowid, so both indexes cover the query's seeks).
+    version: 3,
+    sql: `
+CREATE INDEX IF NOT EXISTS transactions_by_from ON transactions(from_id, seq);
+CREATE INDEX IF NOT EXISTS transactions_by_to ON transactions(to_id, seq);
+`,
+  },
 ];

@@ -22,6 +22,7 @@ import type {
   IdempotencyRecord,
   LedgerStore,
   PendingAppend,
+  SequencedTransaction,
   StatsSnapshot,
   StoredBlockHeader,
 } from '../../service/ledger-store.js';
@@ -69,6 +70,8 @@ const BLOCK_HEADER_COLUMNS = 'number, hash, parent_hash, timestamp, transactions
 const STORED_BLOCK_COLUMNS = `${BLOCK_HEADER_COLUMNS}, total_transactions, total_users, transfer_volume_totals`;
 /** SQLite's default limit on bound parameters is 32766; stay well below it. */
 const LOOKUP_CHUNK = 500;
+/** "Before no position": above every seq the ledger will ever number. */
+const SEQ_END = Number.MAX_SAFE_INTEGER;
 
 export type SqliteStoreOptions = { path: string };
 
@@ -142,6 +145,12 @@ export class SqliteStore implements LedgerStore {
   async getTransaction(tx_hash: string): Promise<Transaction | null> {
     const row = this.statements.getTransaction.get(tx_hash) as TransactionRow | undefined;
     return row === undefined ? null : toTransaction(row);
+  }
+
+  async accountTransactions(user_id: string, before_seq: number | null, limit: number): Promise<SequencedTransaction[]> {
+    const before = before_seq ?? SEQ_END;
+    const rows = this.statements.accountTransactions.all(user_id, before, user_id, before, limit) as TransactionRow[];
+    return rows.map((row) => ({ seq: Number(row.seq), transaction: toTransaction(row) }));
   }
 
   async latestBlock(): Promise<StoredBlockHeader | null> {
@@ -294,6 +303,14 @@ export const SQL = {
   insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = ?`,
+  // Each side is a range of its covering index read newest first; the compound merges the two in
+  // order (dropping a transaction that is both, a mint to its issuer) and stops after `limit`.
+  accountTransactions: `SELECT t.seq, ${TRANSACTION_COLUMNS} FROM (
+         SELECT seq FROM transactions WHERE from_id = ? AND seq < ?
+         UNION
+         SELECT seq FROM transactions WHERE to_id = ? AND seq < ?
+         ORDER BY seq DESC LIMIT ?
+       ) AS page JOIN transactions t ON t.seq = page.seq LEFT JOIN blocks b ON b.number = t.block_number ORDER BY page.seq DESC`,
   // Pending transactions have no block: no join.
   pendingTransactions: `SELECT ${PENDING_COLUMNS} FROM transactions t WHERE t.status = 'pending' ORDER BY t.seq LIMIT ?`,
   pendingCount: "SELECT COUNT(*) AS count FROM transactions WHERE status = 'pending'",
@@ -325,6 +342,7 @@ function prepareStatements(db: Database.Database) {
     pruneIdempotency: db.prepare(SQL.pruneIdempotency),
     insertTransaction: db.prepare(SQL.insertTransaction),
     getTransaction: db.prepare(SQL.getTransaction).safeIntegers(true),
+    accountTransactions: db.prepare(SQL.accountTransactions).safeIntegers(true),
     pendingTransactions: db.prepare(SQL.pendingTransactions).safeIntegers(true),
     pendingCount: db.prepare(SQL.pendingCount).safeIntegers(true),
     sealTransaction: db.prepare(SQL.sealTransaction),

@@ -1,0 +1,57 @@
+/** An account's balances and its transaction history (the resource is the account: `/api/balance/…`, `/api/accounts/…`). */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { parseUserId } from '../../domain/user-id.js';
+import type { TokenRegistry } from '../../domain/tokens.js';
+import type { LedgerService } from '../../service/ledger-service.js';
+import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
+import { parseHistoryPage } from '../parameters.js';
+import { AccountHistorySchema, AccountHistoryQuerySchema, BalanceSchema, UserParamsSchema } from '../schemas.js';
+import { accountHistoryView, balanceView, sendExact } from '../views.js';
+
+type Options = { service: LedgerService; tokens: TokenRegistry };
+
+export const accountRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens }) => {
+  app.get('/balance/:userId', {
+    schema: {
+      summary: "A user's confirmed balances",
+      description: 'From confirmed transactions only; an unknown user has zero balances. Any authenticated caller may read any balance.',
+      operationId: 'getBalance',
+      tags: ['accounts'],
+      security: API_SECURITY,
+      params: UserParamsSchema,
+      response: {
+        200: { ...BalanceSchema, description: 'The balances', headers: API_RESPONSE_HEADERS },
+        ...errorResponses(['invalid_user_id', ...PATH_PARAMETER_ERROR_CODES, ...API_ERROR_CODES]),
+      },
+    },
+  }, async (request, reply) => {
+    const balances = await service.balances(parseUserId(request.params.userId, 'userId'));
+    return sendExact(reply, balanceView(balances, tokens));
+  });
+
+  app.get('/accounts/:userId/transactions', {
+    schema: {
+      summary: "An account's transactions, newest first",
+      description: [
+        'The transactions whose `from` or `to` is the account, pending ones included, newest first in arrival order,',
+        'each the record `GET /api/transactions/{hash}` returns (a mint credits `to` and a burn debits `from`; the',
+        'issuer named on the other side sees them too). Pass `next_cursor` as `cursor` for the next, older page;',
+        'it is null on the last one. A page costs the same at any depth. An unknown account has an empty history.',
+        "Any authenticated caller may read any account's history.",
+      ].join(' '),
+      operationId: 'listAccountTransactions',
+      tags: ['accounts'],
+      security: API_SECURITY,
+      params: UserParamsSchema,
+      querystring: AccountHistoryQuerySchema,
+      response: {
+        200: { ...AccountHistorySchema, description: 'A page of the history', headers: API_RESPONSE_HEADERS },
+        ...errorResponses(['invalid_user_id', 'invalid_pagination', ...PATH_PARAMETER_ERROR_CODES, ...API_ERROR_CODES]),
+      },
+    },
+  }, async (request, reply) => {
+    const user_id = parseUserId(request.params.userId, 'userId');
+    const { limit, before_seq } = parseHistoryPage(request.query);
+    return sendExact(reply, accountHistoryView(await service.accountTransactions(user_id, before_seq, limit), tokens));
+  });
+};

@@ -1,0 +1,159 @@
+/**
+ * `GET /api/accounts/{userId}/transactions`: an account's history, newest first in arrival order,
+ * paged with an opaque cursor. Every record is the one `GET /api/transactions/{hash}` answers.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { clientFor, expectProblem, type Client } from './client.js';
+
+const SUBMIT = '/api/transactions/submit';
+const U63_MAX_TAB = '92233720368.54775807';
+
+type Page = { user_id: string; transactions: Array<{ tx_hash: string; status: string; from: string; to: string; type: string }>; next_cursor: string | null };
+
+const history = (user_id: string, query = '') => `/api/accounts/${encodeURIComponent(user_id)}/transactions${query === '' ? '' : `?${query}`}`;
+
+describe("an account's transaction history", () => {
+  let ledger: TestLedger;
+  let admin: Client;
+  let alice: Client;
+
+  beforeEach(async () => {
+    ledger = await startTestLedger();
+    admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
+    alice = clientFor(ledger, await ledger.token('alice'));
+  });
+  afterEach(async () => { await ledger.close(); });
+
+  async function submit(client: Client, body: Record<string, unknown>): Promise<string> {
+    const call = await client.post(SUBMIT, { token: 'TAB', type: 'transfer', ...body });
+    expect(call.status, call.body).toBe(202);
+    return call.json.tx_hash as string;
+  }
+
+  /** Every page of `user_id`'s history at `limit`, following next_cursor until it is null. */
+  async function walk(client: Client, user_id: string, limit: number): Promise<Page[]> {
+    const pages: Page[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const call = await client.get(history(user_id, query));
+      expect(call.status, call.body).toBe(200);
+      const page = call.json as Page;
+      expect(page.user_id).toBe(user_id);
+      expect(page.transactions.length).toBeLessThanOrEqual(limit);
+      pages.push(page);
+      cursor = page.next_cursor;
+      expect(pages.length).toBeLessThan(100);
+    } while (cursor !== null);
+    return pages;
+  }
+
+  it('pages through every transaction of the account exactly once, newest first, pending and sealed, each the record of GET /api/transactions/{hash}', async () => {
+    const submitted: string[] = [];
+    submitted.push(await submit(admin, { from: 'treasury', to: 'alice', amount: 100, type: 'mint' }));
+    await submit(admin, { from: 'treasury', to: 'carol', amount: 5, type: 'mint' });
+    await ledger.producer.drain();
+    submitted.push(await submit(alice, { from: 'alice', to: 'bob', amount: '12.5', metadata: { memo: 'rent' } }));
+    submitted.push(await submit(alice, { from: 'alice', to: 'bob', amount: 1000 })); // fails: insufficient funds
+    await ledger.producer.drain();
+    const bob = clientFor(ledger, await ledger.token('bob'));
+    submitted.push(await submit(bob, { from: 'bob', to: 'alice', amount: '0.5' }));
+    submitted.push(await submit(admin, { from: 'alice', to: 'treasury', amount: 1, type: 'burn' }));
+    await submit(bob, { from: 'bob', to: 'carol', amount: 1 });
+    submitted.push(await submit(alice, { from: 'alice', to: 'dave', amount: 2 })); // these three stay pending
+
+    const pages = await walk(alice, 'alice', 2);
+    expect(pages.map((page) => page.transactions.length)).toEqual([2, 2, 2]);
+    expect(pages.at(-1)?.next_cursor).toBeNull();
+    const listed = pages.flatMap((page) => page.transactions);
+    expect(listed.map((tx) => tx.tx_hash)).toEqual([...submitted].reverse());
+    expect(listed.map((tx) => tx.status)).toEqual(['pending', 'pending', 'pending', 'failed', 'confirmed', 'confirmed']);
+    for (const tx of listed) {
+      const single = await alice.get(`/api/transactions/${tx.tx_hash}`);
+      expect(JSON.stringify(tx)).toBe(single.body);
+    }
+    // Another caller reads the same history, as any caller reads any transaction or balance.
+    const by_carol = await walk(clientFor(ledger, await ledger.token('carol')), 'alice', 100);
+    expect(by_carol).toEqual([{ user_id: 'alice', transactions: listed, next_cursor: null }]);
+  });
+
+  it('lists mints and burns for the account they credit or debit and for the issuer named on the other side, a mint to its own issuer once', async () => {
+    const mint = await submit(admin, { from: 'treasury', to: 'alice', amount: 10, type: 'mint' });
+    const self_mint = await submit(admin, { from: 'treasury', to: 'treasury', amount: 3, type: 'mint' });
+    const burn = await submit(admin, { from: 'alice', to: 'treasury', amount: 4, type: 'burn' });
+    await ledger.producer.drain();
+    const hashes = async (user_id: string) => ((await alice.get(history(user_id))).json as Page).transactions.map((tx) => tx.tx_hash);
+    expect(await hashes('alice')).toEqual([burn, mint]);
+    expect(await hashes('treasury')).toEqual([burn, self_mint, mint]);
+    const page = (await alice.get(history('treasury'))).json as Page;
+    expect(page.transactions.map((tx) => [tx.type, tx.from, tx.to, tx.status])).toEqual([
+      ['burn', 'alice', 'treasury', 'confirmed'], ['mint', 'treasury', 'treasury', 'confirmed'], ['mint', 'treasury', 'alice', 'confirmed'],
+    ]);
+  });
+
+  it('keeps amounts exact, and pages 20 by default and up to 100', async () => {
+    const whale = await submit(admin, { from: 'treasury', to: 'whale', amount: U63_MAX_TAB, type: 'mint' });
+    const batch = Array.from({ length: 24 }, (_, index) => ({ from: 'treasury', to: 'whale', amount: 1, token: 'USDG', type: 'mint', idempotency_key: `m-${index}` }));
+    expect((await admin.post('/api/transactions/batch', { transactions: batch })).json).toMatchObject({ accepted: 24 });
+    const first = await alice.get(history('whale'));
+    expect((first.json as Page).transactions).toHaveLength(20);
+    expect((first.json as Page).next_cursor).toEqual(expect.any(String));
+    const all = await alice.get(history('whale', 'limit=100'));
+    expect((all.json as Page).transactions).toHaveLength(25);
+    expect((all.json as Page).next_cursor).toBeNull();
+    expect((all.json as Page).transactions.at(-1)?.tx_hash).toBe(whale);
+    expect(all.body).toContain(`"amount":${U63_MAX_TAB},`);
+    const exactly = await alice.get(history('whale', 'limit=25'));
+    expect((exactly.json as Page).next_cursor).toBeNull();
+  });
+
+  it('does not repeat or skip a transaction when others arrive or are sealed between pages', async () => {
+    const older = [await submit(admin, { from: 'treasury', to: 'alice', amount: 1, type: 'mint' }), await submit(admin, { from: 'treasury', to: 'alice', amount: 2, type: 'mint' })];
+    const newer = [await submit(admin, { from: 'treasury', to: 'alice', amount: 3, type: 'mint' }), await submit(admin, { from: 'treasury', to: 'alice', amount: 4, type: 'mint' })];
+    const first = (await alice.get(history('alice', 'limit=2'))).json as Page;
+    expect(first.transactions.map((tx) => tx.tx_hash)).toEqual([...newer].reverse());
+    const arrived = await submit(admin, { from: 'treasury', to: 'alice', amount: 5, type: 'mint' });
+    await ledger.producer.drain();
+    const second = (await alice.get(history('alice', `limit=2&cursor=${first.next_cursor}`))).json as Page;
+    expect(second.transactions.map((tx) => [tx.tx_hash, tx.status])).toEqual([...older].reverse().map((hash) => [hash, 'confirmed']));
+    expect(second.next_cursor).toBeNull();
+    const again = (await alice.get(history('alice', 'limit=1'))).json as Page;
+    expect(again.transactions.map((tx) => tx.tx_hash)).toEqual([arrived]);
+  });
+
+  it('answers an unknown account with an empty history, whatever its id looks like', async () => {
+    for (const user_id of ['nobody', 'auth0|5f7c8ec7c33c6c004bbafe82', 'someone@example.com', 'é'.repeat(128), 'a/b?c#d%']) {
+      const call = await alice.get(history(user_id));
+      expect(call.status, user_id).toBe(200);
+      expect(call.json).toEqual({ user_id, transactions: [], next_cursor: null });
+    }
+    await submit(admin, { from: 'treasury', to: 'alice', amount: 1, type: 'mint' });
+    expect((await alice.get(history('Alice'))).json).toEqual({ user_id: 'Alice', transactions: [], next_cursor: null });
+    expect((await alice.get(history('alice', 'cursor=1'))).json).toEqual({ user_id: 'alice', transactions: [], next_cursor: null });
+  });
+
+  it('refuses a malformed limit or cursor with invalid_pagination', async () => {
+    const queries = [
+      'limit=0', 'limit=101', 'limit=-1', 'limit=1.5', 'limit=abc', 'limit=', 'limit=1e1',
+      'cursor=', 'cursor=abc', 'cursor=0', 'cursor=-1', 'cursor=1.5', 'cursor=01', 'cursor=1e3', 'cursor=%201',
+      'cursor=9007199254740992', `cursor=${'9'.repeat(17)}`, 'cursor=0x10', 'limit=2&cursor=x',
+    ];
+    for (const query of queries) {
+      const call = await alice.get(history('alice', query));
+      expect(call.json?.errors?.[0]?.field, query).toBe(query.startsWith('limit=') && !query.includes('cursor') ? 'limit' : 'cursor');
+      expectProblem(call, 400, 'invalid_pagination');
+    }
+    const both = await alice.get(history('alice', 'limit=1&limit=2'));
+    expect(both.status).toBe(400);
+  });
+
+  it('refuses a malformed user id with invalid_user_id, and needs a token like every /api route', async () => {
+    expectProblem(await alice.get('/api/accounts/a%20b/transactions'), 400, 'invalid_user_id');
+    expectProblem(await alice.get(`/api/accounts/${'x'.repeat(129)}/transactions`), 400, 'invalid_user_id');
+    expectProblem(await alice.get('/api/accounts/%E2%80%8Ftab%09/transactions?cursor=bad'), 400, 'invalid_user_id');
+    expectProblem(await alice.get('/api/accounts/%ZZ/transactions'), 400, 'invalid_url');
+    expectProblem(await alice.get(history('alice'), null), 401, 'missing_token');
+    expectProblem(await alice.get(history('alice'), 'not.a.token'), 401, 'invalid_token');
+  });
+});
