@@ -1,9 +1,11 @@
 /**
  * The explorer's pure parts, without a browser: routes (what a URL fragment names and back), the
- * search box's reading of what was typed, the token's claims, and the display formats.
+ * search box's reading of what was typed, the token's claims, the display formats, and how an
+ * account's history reads from the account's side.
  */
 import { describe, expect, it } from 'vitest';
 import { formatAge, formatDuration, groupDigits, shortHash } from '../../explorer/src/format.js';
+import { HISTORY_PAGE_SIZE, NEWEST_PAGE, olderPage, pageRange, sideOf } from '../../explorer/src/history.js';
 import { href, parseRoute, searchTarget, type Route } from '../../explorer/src/routes.js';
 import { clearSession, isExpired, loadSession, saveSession, sessionFromToken, TokenFormatError } from '../../explorer/src/session.js';
 
@@ -126,5 +128,41 @@ describe('display formats', () => {
     expect(formatDuration(4_200)).toBe('5 s');
     expect(formatDuration(200_000)).toBe('3 min 20 s');
     expect(formatDuration(84_815_000)).toBe('23 h 33 min');
+  });
+});
+
+describe("an account's history", () => {
+  it('reads a transfer as sent or received, with the other party as counterparty', () => {
+    const transfer = { from: 'alice', to: 'bob', type: 'transfer' } as const;
+    expect(sideOf(transfer, 'alice')).toEqual({ direction: 'sent', counterparty: 'bob', preposition: 'to' });
+    expect(sideOf(transfer, 'bob')).toEqual({ direction: 'received', counterparty: 'alice', preposition: 'from' });
+  });
+
+  it('names a mint or a burn by its type, from either side', () => {
+    // A mint credits `to` (its issuer is `from`); a burn debits `from` (its issuer is `to`).
+    const mint = { from: 'issuer', to: 'alice', type: 'mint' } as const;
+    expect(sideOf(mint, 'alice')).toEqual({ direction: 'mint', counterparty: 'issuer', preposition: 'from' });
+    expect(sideOf(mint, 'issuer')).toEqual({ direction: 'mint', counterparty: 'alice', preposition: 'to' });
+    const burn = { from: 'alice', to: 'issuer', type: 'burn' } as const;
+    expect(sideOf(burn, 'alice')).toEqual({ direction: 'burn', counterparty: 'issuer', preposition: 'to' });
+    expect(sideOf(burn, 'issuer')).toEqual({ direction: 'burn', counterparty: 'alice', preposition: 'from' });
+    // An issuer minting to itself is listed once; the other side is itself.
+    expect(sideOf({ from: 'issuer', to: 'issuer', type: 'mint' }, 'issuer')).toEqual({ direction: 'mint', counterparty: 'issuer', preposition: 'to' });
+  });
+
+  it('matches ids exactly, as the service does', () => {
+    expect(sideOf({ from: 'Alice', to: 'alice', type: 'transfer' }, 'alice')).toEqual({ direction: 'received', counterparty: 'Alice', preposition: 'from' });
+  });
+
+  it('pages older with the cursor it was given, and counts places from the newest', () => {
+    expect(HISTORY_PAGE_SIZE).toBe(20);
+    expect(NEWEST_PAGE).toEqual({ cursor: null, number: 1 });
+    const second = olderPage(NEWEST_PAGE, '4711');
+    expect(second).toEqual({ cursor: '4711', number: 2 });
+    expect(olderPage(second, 'opaque:cursor/=')).toEqual({ cursor: 'opaque:cursor/=', number: 3 });
+    expect(pageRange(NEWEST_PAGE, 20)).toEqual({ first: 1, last: 20 });
+    expect(pageRange(NEWEST_PAGE, 3)).toEqual({ first: 1, last: 3 });
+    expect(pageRange(second, 20)).toEqual({ first: 21, last: 40 });
+    expect(pageRange({ cursor: 'x', number: 3 }, 7)).toEqual({ first: 41, last: 47 });
   });
 });

@@ -3,16 +3,18 @@
  * production mode) trusting a real OpenID identity provider on loopback, and the explorer it serves.
  * A person signs in with a token from the IdP, reads the live statistics, opens a block and a
  * transaction whose proof the browser verifies, sees a tampered proof (from a test double of the API)
- * shown as not verified, sends a transfer and watches it confirm, looks up a balance — on a desktop
- * and on a phone, with every page screenshotted and checked by axe-core.
+ * shown as not verified, sends a transfer and watches it confirm, looks up a balance, pages through
+ * an account's history and watches a new transaction in it go from pending to confirmed — on a
+ * desktop and on a phone, with every page screenshotted and checked by axe-core.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startEnvironment, type E2eEnvironment } from '../e2e/support/fixture.js';
-import { serverErrors, waitUntilSealed } from '../e2e/support/http.js';
+import { shortHash } from '../../explorer/src/format.js';
+import { serverErrors, waitUntilSealed, type SubmitBody, type TransactionRecord } from '../e2e/support/http.js';
 import { createSigningKey, nowSeconds } from '../e2e/support/identity-provider.js';
 import { ServiceProcess } from '../support/service-process.js';
-import { expectAccessible, launchBrowser, PHONE_VIEWPORT, screenshot, type Browser } from './support/browser.js';
+import { DESKTOP_VIEWPORT, expectAccessible, launchBrowser, PHONE_VIEWPORT, screenshot, type Browser } from './support/browser.js';
 import { startTamperingProxy, type TamperingProxy } from './support/tampering-proxy.js';
 
 const RATE_LIMIT_MAX = 300;
@@ -261,8 +263,14 @@ describe('the explorer, end to end in Chromium', () => {
     await expect.poll(() => page.locator('[data-balance="native"] dd').textContent()).toBe('987.5');
     expect(await page.locator('[data-balance="usdg"] dd').textContent()).toBe('250.5');
     expect(await page.locator('[data-balance="total_usd"] dd').textContent()).toBe('$1,238');
+    // Under the balances, alice's history, newest first: the transfer to bob, then the two mints.
+    const history_rows = page.locator('.history-table tbody tr');
+    await expect.poll(() => history_rows.count()).toBe(3);
+    expect(await history_rows.first().locator('[data-field="direction"]').textContent()).toBe('sent');
+    expect(await history_rows.first().locator('[data-field="counterparty"]').textContent()).toBe('to bob');
+    expect(await history_rows.first().locator('[data-field="amount"]').textContent()).toBe('12.5 TAB');
+    expect(await history_rows.locator('[data-field="direction"]').allTextContents()).toEqual(['sent', 'mint', 'mint']);
     await expectAccessible(page, 'account');
-    await screenshot(page, 'account');
 
     await search.fill('1');
     await search.press('Enter');
@@ -358,6 +366,168 @@ describe('the explorer, end to end in Chromium', () => {
   it('left no script error or CSP refusal on any page, and the service answered no 5xx', () => {
     expect(page_errors).toEqual([]);
     expect(serverErrors()).toEqual([]);
+  });
+});
+
+describe("an account's history, end to end in Chromium", () => {
+  // Blocks every 5 s: a transaction submitted just after a seal stays pending long enough for the
+  // page, which polls every 2 s, to show it pending before it shows it confirmed.
+  const BLOCK_INTERVAL_MS = 5000;
+  const LONG_USER = 'auth0|5f7c8ec7c33c6c004bbafe82';
+  const TABLET_VIEWPORT = { width: 768, height: 1024 };
+  let slow: E2eEnvironment;
+  let grace_token: string;
+  /** The seeded transactions of grace, in submission order (oldest first). */
+  let seeded: string[] = [];
+
+  type HistoryRecord = { user_id: string; transactions: TransactionRecord[]; next_cursor: string | null };
+  const history = async (query: string): Promise<HistoryRecord> => {
+    const response = await slow.admin.get<HistoryRecord>(`/api/accounts/grace/transactions?${query}`);
+    expect(response.status, response.text).toBe(200);
+    return response.body;
+  };
+
+  beforeAll(async () => {
+    slow = await startEnvironment({ env: { NODE_ENV: 'production', BLOCK_INTERVAL_MS: String(BLOCK_INTERVAL_MS) } });
+    grace_token = await slow.idp.token('grace');
+    // 25 transactions of grace in one batch (sealed in this order): mints, transfers both ways, a
+    // burn, a transfer that fails, and one to a long IdP subject. The first page shows the newest 20.
+    const items: SubmitBody[] = [
+      { from: ADMIN, to: 'grace', amount: '1000000.12345678', token: 'TAB', type: 'mint' },
+      { from: ADMIN, to: 'grace', amount: '500', token: 'USDG', type: 'mint' },
+      { from: 'grace', to: 'heidi', amount: '100', token: 'TAB', type: 'transfer' },
+      ...Array.from({ length: 18 }, (_, index): SubmitBody => (index % 2 === 0
+        ? { from: 'heidi', to: 'grace', amount: `${index + 1}.5`, token: 'TAB', type: 'transfer' }
+        : { from: 'grace', to: 'heidi', amount: String(index + 1), token: 'USDG', type: 'transfer' })),
+      { from: 'grace', to: ADMIN, amount: '0.5', token: 'TAB', type: 'burn' },
+      { from: 'grace', to: 'heidi', amount: '1000000', token: 'USDG', type: 'transfer' },
+      { from: 'grace', to: LONG_USER, amount: '12.5', token: 'TAB', type: 'transfer' },
+      { from: ADMIN, to: 'grace', amount: '1234567.5', token: 'TAB', type: 'mint' },
+    ];
+    const batch = await slow.admin.post<{ results: { status: number; tx_hash: string }[] }>('/api/transactions/batch', { transactions: items });
+    expect(batch.status, batch.text).toBe(200);
+    expect(batch.body.results.map((result) => result.status)).toEqual(items.map(() => 202));
+    seeded = batch.body.results.map((result) => result.tx_hash);
+    await waitUntilSealed(slow.admin, seeded, 3 * BLOCK_INTERVAL_MS);
+  }, 60_000);
+
+  afterAll(() => slow?.close());
+
+  it('lists them newest first, 20 a page, links each to its transaction and counterparty, and follows a new one from pending to confirmed', { timeout: 90_000 }, async () => {
+    const page = await openPage(`${slow.service.url}/#/account/grace`);
+    await signIn(page, grace_token);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Account grace');
+    const shown = () => page.locator('.history-table tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-tx')));
+    const row = (tx_hash: string) => page.locator(`.history-table tbody tr[data-tx="${tx_hash}"]`);
+    const cell = (tx_hash: string, field: string) => row(tx_hash).locator(`[data-field="${field}"]`).textContent();
+    const heading_focused = () => page.evaluate(() => document.activeElement?.id === 'account-history-heading');
+
+    // The first page: the newest 20, as the API lists them.
+    const first = await history('limit=20');
+    expect(first.transactions.map((tx) => tx.tx_hash)).toEqual(seeded.slice(-20).reverse());
+    expect(first.next_cursor).not.toBeNull();
+    await expect.poll(shown).toEqual(first.transactions.map((tx) => tx.tx_hash));
+    expect(await page.getByRole('table', { name: 'Transactions of grace, newest first, page 1' }).isVisible()).toBe(true);
+    expect(await page.locator('.account-history [role="status"]').textContent()).toMatch(/^Transactions 1 to 20, newest first/);
+
+    // Each row as grace sees it, amounts exact and grouped as on the transaction page.
+    const [, , , received, sent] = seeded.slice(2, 7);
+    const [burn, failed, to_long_user, mint] = seeded.slice(-4);
+    if (received === undefined || sent === undefined || burn === undefined || failed === undefined || to_long_user === undefined || mint === undefined) throw new Error('seeding went wrong');
+    expect(await cell(mint, 'direction')).toBe('mint');
+    expect(await cell(mint, 'counterparty')).toBe(`from ${ADMIN}`);
+    expect(await cell(mint, 'amount')).toBe('1,234,567.5 TAB');
+    expect(await cell(mint, 'status')).toBe('confirmed');
+    const mint_record = first.transactions[0];
+    expect(await cell(mint, 'block')).toBe(`#${mint_record?.block_number}`);
+    expect(await cell(to_long_user, 'counterparty')).toBe(`to ${LONG_USER}`);
+    expect(await cell(failed, 'direction')).toBe('sent');
+    expect(await cell(failed, 'amount')).toBe('1,000,000 USDG');
+    expect(await cell(failed, 'status')).toBe('failed (insufficient_funds)');
+    expect(await row(failed).getAttribute('data-status')).toBe('failed');
+    expect(await cell(burn, 'direction')).toBe('burn');
+    expect(await cell(burn, 'counterparty')).toBe(`to ${ADMIN}`);
+    expect(await cell(received, 'direction')).toBe('received');
+    expect(await cell(received, 'counterparty')).toBe('from heidi');
+    expect(await cell(received, 'amount')).toBe('3.5 TAB');
+    expect(await cell(sent, 'direction')).toBe('sent');
+    expect(await cell(sent, 'amount')).toBe('4 USDG');
+    expect(await page.getByRole('button', { name: /Newest/ }).count()).toBe(0);
+    await expectAccessible(page, 'account history');
+
+    // Older: the next page through next_cursor, no overlap; it is the last, so focus goes to the
+    // section's heading, and it is not polled.
+    const history_requests: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/api/accounts/grace/transactions')) history_requests.push(request.url());
+    });
+    await page.getByRole('button', { name: 'Older transactions' }).click();
+    const second = await history(`limit=20&cursor=${encodeURIComponent(first.next_cursor ?? '')}`);
+    expect(second.next_cursor).toBeNull();
+    await expect.poll(shown).toEqual(second.transactions.map((tx) => tx.tx_hash));
+    expect(await shown()).toEqual(seeded.slice(0, 5).reverse());
+    expect((await shown()).filter((hash) => first.transactions.some((tx) => tx.tx_hash === hash))).toEqual([]);
+    expect(history_requests.at(-1)).toContain(`cursor=${encodeURIComponent(first.next_cursor ?? '')}`);
+    expect(await page.locator('.account-history [role="status"]').textContent()).toMatch(/^Transactions 21 to 25, newest first/);
+    expect(await page.getByRole('button', { name: 'Older transactions' }).count()).toBe(0);
+    expect(await heading_focused()).toBe(true);
+    const requests_on_older_page = history_requests.length;
+    await new Promise((resolve) => setTimeout(resolve, 2 * 2000 + 500));
+    expect(history_requests.length).toBe(requests_on_older_page);
+    await expectAccessible(page, 'account history, older page');
+
+    // Newest: back to the first page, which is polled again.
+    await page.getByRole('button', { name: 'Newest transactions' }).click();
+    await expect.poll(shown).toEqual(first.transactions.map((tx) => tx.tx_hash));
+    expect(await heading_focused()).toBe(true);
+    await expect.poll(() => history_requests.length, { timeout: WAIT_MS }).toBeGreaterThan(requests_on_older_page + 1);
+
+    // The links: the transaction, then the counterparty.
+    await row(mint).getByRole('link', { name: `Transaction ${shortHash(mint)}` }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Transaction');
+    expect(page.url()).toContain(`#/tx/${mint}`);
+    await page.goBack();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Account grace');
+    await row(received).getByRole('link', { name: 'heidi' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Account heidi');
+    await expect.poll(() => cell(received, 'direction')).toBe('sent');
+    await page.goBack();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Account grace');
+    await expect.poll(shown).toEqual(first.transactions.map((tx) => tx.tx_hash));
+
+    // A new transfer, submitted right after a seal, shows up pending at the top, then confirmed.
+    const marker = await slow.admin.submit({ from: ADMIN, to: 'marker', amount: 1, token: 'TAB', type: 'mint' });
+    await waitUntilSealed(slow.admin, [marker.body.tx_hash], 3 * BLOCK_INTERVAL_MS);
+    const receipt = await slow.anonymous.as(grace_token).submit({ from: 'grace', to: 'heidi', amount: '7.77', token: 'TAB', type: 'transfer' });
+    expect(receipt.status, receipt.text).toBe(202);
+    const fresh = receipt.body.tx_hash;
+    await expect.poll(() => row(fresh).getAttribute('data-status'), { timeout: BLOCK_INTERVAL_MS }).toBe('pending');
+    expect((await shown())[0]).toBe(fresh);
+    expect(await cell(fresh, 'status')).toBe('pending');
+    expect(await cell(fresh, 'block')).toBe('not yet');
+    expect(await cell(fresh, 'counterparty')).toBe('to heidi');
+    expect((await shown()).length).toBe(20);
+    await screenshot(page, 'account');
+    await expect.poll(() => cell(fresh, 'status'), { timeout: 3 * BLOCK_INTERVAL_MS }).toBe('confirmed');
+    const sealed = (await slow.admin.transaction(fresh)).body;
+    expect(await cell(fresh, 'block')).toBe(`#${sealed.block_number}`);
+
+    // On a tablet and on a phone the rows become cards, with nothing wider than the screen.
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    await page.setViewportSize(TABLET_VIEWPORT);
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await page.setViewportSize(PHONE_VIEWPORT);
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await expectAccessible(page, 'account history on a phone');
+    await screenshot(page, 'account-phone');
+    await page.setViewportSize(DESKTOP_VIEWPORT);
+
+    // An account that never transacted says so.
+    await page.goto(`${slow.service.url}/#/account/nobody`);
+    await expect.poll(() => page.locator('.account-history [role="status"]').textContent()).toBe('nobody has no transactions yet.');
+    expect(await page.locator('.history-table').count()).toBe(0);
+    await page.close();
+    expect(page_errors).toEqual([]);
   });
 });
 

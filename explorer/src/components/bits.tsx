@@ -8,10 +8,15 @@ export function Hash({ value }: { value: string }) {
   return <code class="hash">{value}</code>;
 }
 
+/**
+ * A link to a transaction. `short` shows `0x1a2b3c…9f8e`, named "Transaction 0x1a2b3c…9f8e" (the
+ * visible text stays in the name, for speech input) with the full hash as its title.
+ */
 export function TransactionLink({ hash, short = false }: { hash: string; short?: boolean }) {
+  if (!short) return <a class="mono" href={href({ name: 'transaction', hash })}>{hash}</a>;
   return (
-    <a class="mono" href={href({ name: 'transaction', hash })} {...(short ? { title: hash, 'aria-label': `Transaction ${hash}` } : {})}>
-      {short ? shortHash(hash) : hash}
+    <a class="mono" href={href({ name: 'transaction', hash })} title={hash}>
+      <span class="visually-hidden">Transaction </span>{shortHash(hash)}
     </a>
   );
 }

@@ -1,5 +1,9 @@
-/** A user's balances from confirmed state: the native token, USDG, and their total in USD. */
+/**
+ * A user's balances from confirmed state (the native token, USDG, and their total in USD), and under
+ * them the user's transactions, newest first.
+ */
 import { useApi } from '../api';
+import { AccountHistory } from '../components/account-history';
 import { Notice } from '../components/bits';
 import { PageHeading } from '../components/page-heading';
 import { groupDigits } from '../format';
@@ -37,6 +41,7 @@ export function AccountPage({ user }: { user: string }) {
           <p class="muted">From confirmed transactions only; refreshed every 2 s. A user who never transacted has zero balances.</p>
         </section>
       )}
+      <AccountHistory user={user} />
     </>
   );
 }
