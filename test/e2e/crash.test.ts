@@ -75,13 +75,16 @@ describe('e2e: durability across crashes and shutdowns', () => {
 
   /**
    * Submits up to `planned` transactions, `in_flight` at a time (half admin mints, half transfers from
-   * `payer`), and SIGKILLs the service as soon as `kill_after` of them have been acknowledged.
+   * `payer`), and SIGKILLs the service as soon as `kill_after` of them have been acknowledged. The
+   * workers keep submitting until the death is seen, so requests are in flight when it comes (one group
+   * commit can acknowledge every request in flight at once, leaving none to cut off otherwise).
    */
   async function burstThenKill(env: E2eEnvironment, payer: ApiClient, tag: string, options: { planned: number; in_flight: number; kill_after: number }): Promise<BurstResult> {
     const result: BurstResult = { acknowledged: [], refused: [], cut_off: 0 };
     let killed = false;
+    let dead = false;
     await mapLimit(Array.from({ length: options.planned }, (_, index) => index), options.in_flight, async (index) => {
-      if (killed) return;
+      if (dead) return;
       const client: ApiClient = index % 2 === 0 ? env.admin : payer;
       const to = `crash-user-${index % 37}`;
       const body = index % 2 === 0
@@ -98,6 +101,7 @@ describe('e2e: durability across crashes and shutdowns', () => {
       if (!killed && result.acknowledged.length >= options.kill_after) {
         killed = true;
         env.service.signal('SIGKILL');
+        void env.service.exit().then(() => { dead = true; });
       }
     });
     expect(await env.service.exit()).toEqual({ code: null, signal: 'SIGKILL' });
