@@ -370,9 +370,10 @@ describe('the explorer, end to end in Chromium', () => {
 });
 
 describe("an account's history, end to end in Chromium", () => {
-  // Blocks every 5 s: a transaction submitted just after a seal stays pending long enough for the
-  // page, which polls every 2 s, to show it pending before it shows it confirmed.
-  const BLOCK_INTERVAL_MS = 5000;
+  // Blocks every 8 s: a transaction submitted just after a seal stays pending long enough for the
+  // page, which polls every 2 s, to show it pending (and for the test to read the row and take its
+  // screenshot) before it shows it confirmed, with room to spare on a loaded machine.
+  const BLOCK_INTERVAL_MS = 8000;
   const LONG_USER = 'auth0|5f7c8ec7c33c6c004bbafe82';
   const TABLET_VIEWPORT = { width: 768, height: 1024 };
   let slow: E2eEnvironment;
@@ -388,7 +389,8 @@ describe("an account's history, end to end in Chromium", () => {
   };
 
   beforeAll(async () => {
-    slow = await startEnvironment({ env: { NODE_ENV: 'production', BLOCK_INTERVAL_MS: String(BLOCK_INTERVAL_MS) } });
+    // waitUntilSealed polls every pending hash every 50 ms: far beyond the default rate limit over a block interval.
+    slow = await startEnvironment({ env: { NODE_ENV: 'production', BLOCK_INTERVAL_MS: String(BLOCK_INTERVAL_MS), RATE_LIMIT_MAX: '1000000' } });
     grace_token = await slow.idp.token('grace');
     // 25 transactions of grace in one batch (sealed in this order): mints, transfers both ways, a
     // burn, a transfer that fails, and one to a long IdP subject. The first page shows the newest 20.

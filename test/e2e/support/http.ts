@@ -194,23 +194,35 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Polls the transactions until none is pending; returns their final records by hash. */
+/**
+ * Polls the transactions until none is pending; returns their final records by hash. While some are
+ * pending it asks for one of them at a time, and reads the rest again only once that one is sealed
+ * (blocks take many at once), so waiting costs a few requests per block rather than one per hash
+ * every 50 ms, which would spend a low rate limit.
+ */
 export async function waitUntilSealed(client: ApiClient, tx_hashes: readonly string[], timeout_ms = 20_000): Promise<Map<string, TransactionRecord>> {
   const deadline = Date.now() + timeout_ms;
   const sealed = new Map<string, TransactionRecord>();
   let waiting = [...new Set(tx_hashes)];
+  const read = async (tx_hash: string): Promise<TransactionRecord> => {
+    const response = await client.transaction(tx_hash);
+    if (response.status !== 200) throw new Error(`GET /api/transactions/${tx_hash} answered ${response.status}: ${response.text}`);
+    return response.body;
+  };
   for (;;) {
     const still: string[] = [];
     await mapLimit(waiting, 16, async (tx_hash) => {
-      const response = await client.transaction(tx_hash);
-      if (response.status !== 200) throw new Error(`GET /api/transactions/${tx_hash} answered ${response.status}: ${response.text}`);
-      if (response.body.status === 'pending') still.push(tx_hash);
-      else sealed.set(tx_hash, response.body);
+      const record = await read(tx_hash);
+      if (record.status === 'pending') still.push(tx_hash);
+      else sealed.set(tx_hash, record);
     });
     waiting = still;
     if (waiting.length === 0) return sealed;
-    if (Date.now() > deadline) throw new Error(`${waiting.length} transactions still pending after ${timeout_ms} ms, e.g. ${waiting[0]}`);
-    await sleep(50);
+    const [probe] = waiting as [string];
+    while ((await read(probe)).status === 'pending') {
+      if (Date.now() > deadline) throw new Error(`${waiting.length} transactions still pending after ${timeout_ms} ms, e.g. ${probe}`);
+      await sleep(50);
+    }
   }
 }
 
