@@ -28,8 +28,11 @@ export type RateLimitDecision = { allowed: boolean; headers: Record<string, stri
 /** Rounding slack for `window_ms / max` intervals that are not whole milliseconds. */
 export const SCHEDULE_TOLERANCE_MS = 0.001;
 
-/** The decision itself, shared by every store so they cannot disagree. */
-export function admission(stored_tat_ms: number | undefined, now_ms: number, cost_ms: number, capacity_ms: number): Admission {
+/**
+ * The decision itself, for the in-memory store; the Redis store's script repeats it in Lua, and a
+ * property test (test/rate-limit/redis-rate-limit.test.ts) checks that the two agree.
+ */
+function admission(stored_tat_ms: number | undefined, now_ms: number, cost_ms: number, capacity_ms: number): Admission {
   const tat_ms = Math.max(stored_tat_ms ?? now_ms, now_ms);
   const after_ms = tat_ms + cost_ms;
   if (after_ms - now_ms > capacity_ms + SCHEDULE_TOLERANCE_MS) return { allowed: false, tat_ms };

@@ -65,11 +65,7 @@ export const BATCH_TRANSACTIONS_MAX = 1000;
 const WINDOW_S = 24 * 3600;
 const NONCE_BYTES = 16;
 
-export type LedgerServiceOptions = {
-  native_price_units: bigint;
-  /** Sealed block headers kept in memory for the blocks pages (default BLOCK_HEADERS_CACHED_MAX). */
-  block_headers_cached_max?: number;
-};
+export type LedgerServiceOptions = { native_price_units: bigint };
 
 export class LedgerService {
   private readonly store: LedgerStore;
@@ -91,7 +87,7 @@ export class LedgerService {
     this.tokens = tokens;
     this.clock = clock;
     this.options = options;
-    this.block_headers = new BlockHeaderCache(options.block_headers_cached_max);
+    this.block_headers = new BlockHeaderCache();
   }
 
   async submit(principal: Principal, body: TransactionBody, idempotency_key: string | undefined): Promise<SubmitResult> {
