@@ -29,6 +29,9 @@ export class ForbiddenError extends LedgerError {}
 /** The named thing does not exist (HTTP 404). */
 export class NotFoundError extends LedgerError {}
 
+/** What the request asks for existed but is kept no longer, e.g. an event cursor past the retention (HTTP 410). */
+export class GoneError extends LedgerError {}
+
 /** The request conflicts with what was stored before (HTTP 422). */
 export class ConflictError extends LedgerError {}
 
@@ -38,6 +41,18 @@ export class OverloadedError extends LedgerError {
   constructor(code: string, message: string, retry_after_s: number) {
     super(code, message);
     this.retry_after_s = retry_after_s;
+  }
+}
+
+/**
+ * The store cannot write now (disk full, read-only, connection lost): nothing was written, or — when
+ * the connection broke during the commit — the caller cannot know; a retry with the same
+ * Idempotency-Key settles it either way (HTTP 503).
+ */
+export class StorageUnavailableError extends OverloadedError {
+  constructor(message: string, options: { cause: unknown; retry_after_s?: number }) {
+    super('storage_unavailable', message, options.retry_after_s ?? 5);
+    this.cause = options.cause;
   }
 }
 

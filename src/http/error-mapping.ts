@@ -2,7 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError, OverloadedError, type FieldError } from '../domain/errors.js';
+import { ConflictError, ForbiddenError, GoneError, InvalidRequestError, NotFoundError, OverloadedError, type FieldError } from '../domain/errors.js';
 import { AuthError } from './auth.js';
 import { ERROR_CATALOGUE, isErrorCode, type ErrorCode } from './error-catalogue.js';
 import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from './problem.js';
@@ -19,7 +19,7 @@ export function toHttpProblem(error: unknown): HttpProblem {
   if (error instanceof OverloadedError && isErrorCode(error.code)) {
     return new HttpProblem(error.code, error.message, { 'retry-after': String(error.retry_after_s) });
   }
-  if ((error instanceof ForbiddenError || error instanceof NotFoundError || error instanceof ConflictError) && isErrorCode(error.code)) {
+  if ((error instanceof ForbiddenError || error instanceof NotFoundError || error instanceof ConflictError || error instanceof GoneError) && isErrorCode(error.code)) {
     return new HttpProblem(error.code, error.message);
   }
   return frameworkProblem(error as FastifyError);

@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { buildBlock, genesisBlock } from '../domain/block.js';
-import { assert, InvariantViolation } from '../domain/errors.js';
+import { assert, InvariantViolation, StorageUnavailableError } from '../domain/errors.js';
 import { BalanceBook, balanceKey, supplyDelta } from '../domain/ledger.js';
 import type { Transaction } from '../domain/transaction.js';
 import { unixSeconds, type Clock } from './clock.js';
@@ -152,7 +152,9 @@ export class BlockProducer {
         this.logger.fatal({ err: error }, 'block producer halted: an invariant broke');
         return;
       }
-      this.logger.error({ err: error, retry_in_ms: this.retry_delay_ms }, 'sealing failed; will retry');
+      // A storage fault is logged once a minute by the store's health; anything else every time.
+      const level = error instanceof StorageUnavailableError ? 'debug' : 'error';
+      this.logger[level]({ err: error, retry_in_ms: this.retry_delay_ms }, 'sealing failed; will retry');
       this.schedule(this.retry_delay_ms);
       this.retry_delay_ms = Math.min(this.retry_delay_ms * 2, RETRY_DELAY_MS_MAX);
     }

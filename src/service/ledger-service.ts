@@ -4,7 +4,7 @@
  */
 import type { Block, BlockHeader } from '../domain/block.js';
 import { canonicalJson } from '../domain/canonical-json.js';
-import { assert, ConflictError, LedgerError, ForbiddenError, InvalidRequestError, NotFoundError } from '../domain/errors.js';
+import { assert, ConflictError, LedgerError, ForbiddenError, InvalidRequestError, NotFoundError, StorageUnavailableError } from '../domain/errors.js';
 import { pendingTransaction, sha256, transactionsAuditPath } from '../domain/hashing.js';
 import { bytesToHex } from '../domain/hex.js';
 import { utf8Bytes } from '../domain/encoding.js';
@@ -65,7 +65,11 @@ export const BATCH_TRANSACTIONS_MAX = 1000;
 const WINDOW_S = 24 * 3600;
 const NONCE_BYTES = 16;
 
-export type LedgerServiceOptions = { native_price_units: bigint };
+export type LedgerServiceOptions = {
+  native_price_units: bigint;
+  /** Whether the store currently refuses writes (readiness fails while it does); absent: never. */
+  storage?: { readonly failing: boolean };
+};
 
 export class LedgerService {
   private readonly store: LedgerStore;
@@ -283,7 +287,11 @@ export class LedgerService {
     return this.store.pruneIdempotency(unixSeconds(this.clock) - IDEMPOTENCY_RETENTION_S);
   }
 
+  /** Throws while the store cannot be reached or refuses writes (a full disk, a read-only standby). */
   async ready(): Promise<void> {
+    if (this.options.storage?.failing === true) {
+      throw new StorageUnavailableError('the store refuses writes', { cause: null });
+    }
     await this.store.ping();
   }
 }

@@ -26,10 +26,13 @@ export class SubmissionWriter {
   private queued_items = 0;
   private flushing: Promise<void> | null = null;
   private scheduled = false;
+  /** Told after every commit (e.g. the event hub, which then reads the events the commit numbered). */
+  private readonly on_committed: () => void;
 
-  constructor(store: LedgerStore, limits: SubmissionWriterLimits = DEFAULT_WRITER_LIMITS) {
+  constructor(store: LedgerStore, limits: SubmissionWriterLimits = DEFAULT_WRITER_LIMITS, on_committed: () => void = () => undefined) {
     this.store = store;
     this.limits = limits;
+    this.on_committed = on_committed;
   }
 
   /** Appends waiting for a commit (the pending queue depth of the write path). */
@@ -98,6 +101,7 @@ export class SubmissionWriter {
     const items = batch.length === 1 ? (batch[0] as Waiter).items : batch.flatMap((waiter) => waiter.items);
     try {
       const results = await this.store.appendPending(items);
+      this.on_committed();
       let offset = 0;
       for (const waiter of batch) {
         waiter.resolve(results.slice(offset, offset + waiter.items.length));

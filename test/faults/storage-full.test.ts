@@ -1,0 +1,120 @@
+/**
+ * A full disk under the embedded store: the real service's data folder on a small tmpfs (CI runs as
+ * root) that the test fills. Submissions that cannot be written get 503 `storage_unavailable` with
+ * Retry-After — never a 500 — readiness answers 503 while it lasts, and when space comes back the
+ * service takes writes again by itself: every acknowledged transaction is there, sealed, and the
+ * chain audits from genesis. The tmpfs is unmounted whatever happens.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { auditChain } from '../support/chain-audit.js';
+import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { ServiceProcess } from '../support/service-process.js';
+
+const TMPFS_SIZE = '6m';
+const CHUNK_BYTES = 16 * 1024;
+
+describe('a full disk under SQLite', () => {
+  const mount_point = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-full-disk-'));
+  let mounted = false;
+  let service: ServiceProcess | null = null;
+
+  beforeAll(() => {
+    if (process.getuid?.() !== 0) throw new Error('this test mounts a tmpfs: run it as root (CI does)');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_SIZE}`, 'tmpfs', mount_point]);
+    mounted = true;
+  });
+  afterAll(async () => {
+    await service?.close();
+    if (mounted) execFileSync('umount', ['-l', mount_point]);
+    fs.rmSync(mount_point, { recursive: true, force: true });
+  });
+
+  it('answers 503 storage_unavailable while the disk is full, and recovers when space is freed', async () => {
+    service = await ServiceProcess.start({ data_dir: mount_point, env: { JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '200', RATE_LIMIT_MAX: '10000000' } });
+    const admin = await service.token('treasury', { admin: true });
+    const submit = async (index: number) => {
+      const response = await fetch(`${service!.url}/api/transactions/submit`, {
+        method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ from: 'treasury', to: `user-${index % 50}`, amount: 1, token: 'TAB', type: 'mint', metadata: { note: 'n'.repeat(2000) } }),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown>, retry_after: response.headers.get('retry-after') };
+    };
+    const acknowledged = new Set<string>();
+    for (let index = 0; index < 20; index += 1) {
+      const answer = await submit(index);
+      expect(answer.status).toBe(202);
+      acknowledged.add(answer.body.tx_hash as string);
+    }
+
+    // Fill what is left of the disk.
+    const filler = path.join(mount_point, 'filler');
+    const handle = fs.openSync(filler, 'w');
+    try {
+      for (;;) fs.writeSync(handle, Buffer.alloc(CHUNK_BYTES, 1));
+    } catch (error) {
+      expect((error as { code?: string }).code).toBe('ENOSPC');
+    } finally {
+      fs.closeSync(handle);
+    }
+
+    let refused = 0;
+    for (let index = 0; index < 200 && refused < 5; index += 1) {
+      const answer = await submit(index);
+      expect(answer.status, JSON.stringify(answer.body)).not.toBe(500);
+      if (answer.status === 202) {
+        acknowledged.add(answer.body.tx_hash as string);
+        continue;
+      }
+      expect(answer.status).toBe(503);
+      expect(answer.body).toMatchObject({ code: 'storage_unavailable', status: 503 });
+      expect(Number(answer.retry_after)).toBeGreaterThanOrEqual(1);
+      refused += 1;
+    }
+    expect(refused).toBe(5);
+    const ready = await fetch(`${service.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { code: string }).code).toBe('not_ready');
+    expect(service.logs().some((line) => String(line.msg).includes('the store refuses writes'))).toBe(true);
+
+    // Space comes back: writes succeed again, and readiness follows the first one.
+    fs.rmSync(filler);
+    let recovered = false;
+    for (let attempt = 0; attempt < 50 && !recovered; attempt += 1) {
+      const answer = await submit(attempt);
+      expect(answer.status).not.toBe(500);
+      if (answer.status === 202) {
+        acknowledged.add(answer.body.tx_hash as string);
+        recovered = true;
+      } else {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+    expect(recovered).toBe(true);
+    expect((await fetch(`${service.url}/readyz`)).status).toBe(200);
+
+    // Everything acknowledged is sealed, and the chain audits.
+    const deadline = Date.now() + 20_000;
+    for (const hash of acknowledged) {
+      for (;;) {
+        const response = await fetch(`${service.url}/api/transactions/${hash}`, { headers: { authorization: `Bearer ${admin}` } });
+        expect(response.status).toBe(200);
+        if (((await response.json()) as { status: string }).status !== 'pending') break;
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    await service.stop();
+    const store = SqliteStore.open({ path: service.database_path });
+    try {
+      const audit = await auditChain(store);
+      for (const hash of acknowledged) expect(audit.sealed.has(hash), hash).toBe(true);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+});
