@@ -63,6 +63,19 @@ export type StatsSnapshot = {
   active_users_24h: number;
 };
 
+/**
+ * An event of the ledger's log, derived from what a write transaction stored: a transaction's
+ * `event_seq` (its `transaction.accepted`), and a block's first sequence (its transactions' outcomes in
+ * position order, then its `block.sealed`). See src/events/event.ts for the order and the encoding.
+ */
+export type StoredEvent =
+  | { sequence: number; type: 'transaction.accepted'; transaction: Transaction }
+  | { sequence: number; type: 'transaction.confirmed' | 'transaction.failed'; transaction: Transaction; block_timestamp: number }
+  | { sequence: number; type: 'block.sealed'; block: BlockHeader };
+
+/** Events in one read at the most. */
+export const EVENT_READ_LIMIT_MAX = 1000;
+
 export interface LedgerStore {
   /** Appends pending transactions in order, in one durable commit. */
   appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]>;
@@ -95,6 +108,15 @@ export interface LedgerStore {
   listBlocks(from_number: number, limit: number): Promise<BlockHeader[]>;
   blockTransactionHashes(number: number): Promise<string[]>;
   statsSnapshot(window_start_s: number): Promise<StatsSnapshot | null>;
+
+  /**
+   * Up to `limit` (≤ EVENT_READ_LIMIT_MAX) events with sequence > `after`, in sequence order with no
+   * gap, all from one consistent view of the store. Events are numbered in commit order by the write
+   * transactions themselves (appendPending and commitBlock), so what one read sees is a prefix of the log.
+   */
+  readEvents(after: number, limit: number): Promise<StoredEvent[]>;
+  /** The sequence of the last committed event (0 before the first). */
+  eventHead(): Promise<number>;
 
   /** Ledger-wide settings fixed at creation (e.g. the native symbol the hashes commit to). */
   getSetting(name: string): Promise<string | null>;

@@ -88,7 +88,7 @@ describe('SQLite migrations', () => {
       const indexes = upgraded.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'transactions_by_%' ORDER BY name").pluck().all();
       const versions = upgraded.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
       upgraded.close();
-      expect(indexes).toEqual(['transactions_by_block', 'transactions_by_from', 'transactions_by_to']);
+      expect(indexes).toEqual(['transactions_by_block', 'transactions_by_event', 'transactions_by_from', 'transactions_by_to']);
       expect(versions).toEqual(MIGRATIONS.map((migration) => migration.version));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -1,4 +1,5 @@
 /** How every PostgreSQL connection of the service is opened: one place for the schema and the time limits. */
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 
 export type PostgresConnection = {
@@ -31,4 +32,13 @@ export function connectionSettings(connection: PostgresConnection): pg.ClientCon
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_INITIAL_DELAY_MS,
   };
+}
+
+/**
+ * The LISTEN/NOTIFY channel on which writers announce new events: one per schema (each schema holds
+ * a ledger of its own), named by a digest so that it stays a short identifier for any schema name.
+ */
+export function eventChannel(schema: string | null): string {
+  const digest = createHash('sha256').update(schema ?? '').digest('hex').slice(0, 16);
+  return `tabula_events_${digest}`;
 }

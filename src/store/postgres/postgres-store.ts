@@ -20,9 +20,12 @@ import type {
   SequencedTransaction,
   StatsSnapshot,
   StoredBlockHeader,
+  StoredEvent,
 } from '../../service/ledger-store.js';
+import { collectEvents } from '../event-rows.js';
+import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
-import { connectionSettings, type PostgresConnection } from './connection.js';
+import { connectionSettings, eventChannel, type PostgresConnection } from './connection.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
 
 type TransactionRow = {
@@ -61,7 +64,22 @@ export type PostgresStoreOptions = PostgresConnection & {
   /** Connections in the pool at the most. */
   pool_size_max?: number;
   logger?: Logger;
+  health?: StorageHealthReporter | null;
 };
+
+/**
+ * PostgreSQL's classes for a server that cannot take the work now — 53 (insufficient resources: disk
+ * full, out of memory, too many connections), 08 (connection exceptions), 57P01–57P03 (shutting down,
+ * starting up), 25006 (a read-only standby after a failover) — and a connection that broke or could not
+ * be made.
+ */
+export function isPostgresStorageFault(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (/^(53|08)/.test(code) || ['57P01', '57P02', '57P03', '25006', '58030'].includes(code))) return true;
+  if (isSystemFault(error)) return true;
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated|timeout exceeded when trying to connect|connection error|Connection refused/i.test(message);
+}
 
 const POOL_SIZE_MAX_DEFAULT = 10;
 /** A write that lost a deadlock or serialization race is tried again this many times at the most. */
@@ -90,8 +108,8 @@ export const SQL = {
        WHERE (caller, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
   findIdempotency: `SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency_keys WHERE caller = $1 AND key = $2`,
   pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < $1',
-  insertTransactions: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status)
-       SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, 'pending'
+  insertTransactions: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq)
+       SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, 'pending', $10::bigint + arrival
        FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])
          WITH ORDINALITY AS t(tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, arrival)
        ORDER BY arrival`,
@@ -129,6 +147,20 @@ export const SQL = {
   activeUsers: 'SELECT COUNT(*)::text AS count FROM accounts WHERE last_transfer_at > $1',
   getSetting: 'SELECT value FROM settings WHERE name = $1',
   claimSetting: 'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+  // Taken last in a write transaction: the row lock orders writers until they commit, and the
+  // notification reaches every listening instance at that commit.
+  advanceEventCounter: `UPDATE event_counter SET last_sequence = last_sequence + $1 WHERE id = 1
+       RETURNING (last_sequence - $1)::text AS before, pg_notify($2, last_sequence::text)`,
+  eventHead: 'SELECT last_sequence::text AS last_sequence FROM event_counter WHERE id = 1',
+  insertBlockEvents: 'INSERT INTO block_events (number, first_sequence) VALUES ($1, $2)',
+  acceptedEvents: `SELECT t.event_seq::text AS event_seq, ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
+       WHERE t.event_seq > $1 ORDER BY t.event_seq LIMIT $2`,
+  blockEventsAtOrBefore: 'SELECT number::text AS number FROM block_events WHERE first_sequence <= $1 ORDER BY first_sequence DESC LIMIT 1',
+  blockEventsFrom: `SELECT e.first_sequence::text AS first_sequence, ${BLOCK_HEADER_COLUMNS} FROM block_events e JOIN blocks b ON b.number = e.number
+       WHERE e.number >= $1 ORDER BY e.number LIMIT $2`,
+  sealedEventTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
+       WHERE t.block_number >= $1 AND t.block_number <= $2 AND (t.block_number > $1 OR t.position > $3)
+       ORDER BY t.block_number, t.position LIMIT $4`,
   ping: 'SELECT 1',
 } as const;
 
@@ -137,10 +169,15 @@ type Queryable = pg.Pool | pg.PoolClient;
 
 export class PostgresStore implements LedgerStore {
   private readonly pool: pg.Pool;
+  /** Where writers announce new events (see eventChannel). */
+  private readonly event_channel: string;
+  private readonly health: StorageHealthReporter | null;
   private closed = false;
 
-  private constructor(pool: pg.Pool) {
+  private constructor(pool: pg.Pool, event_channel: string, health: StorageHealthReporter | null) {
     this.pool = pool;
+    this.event_channel = event_channel;
+    this.health = health;
   }
 
   /** Connects, applies the migrations this database lacks (safe when instances start together), and returns the store. */
@@ -148,18 +185,31 @@ export class PostgresStore implements LedgerStore {
     const pool = new pg.Pool({ ...connectionSettings(options), max: options.pool_size_max ?? POOL_SIZE_MAX_DEFAULT });
     // An idle connection that breaks (a restart, a network cut) must not crash the process; the pool replaces it.
     pool.on('error', (error) => options.logger?.warn({ err: error }, 'an idle PostgreSQL connection failed'));
+    // A connection that breaks may emit 'error' more than once, also while checked out or inside
+    // pool.query (which listens once): every client keeps a listener for good, so a broken connection
+    // fails its queries (storage_unavailable) and never crashes the process.
+    pool.on('connect', (client) => {
+      client.on('error', (error) => options.logger?.debug({ err: error }, 'a PostgreSQL connection failed'));
+    });
     try {
       await migrate(pool, options.schema);
     } catch (error) {
       await pool.end();
-      throw error;
+      if (!isPostgresStorageFault(error)) throw error;
+      const where = new URL(options.url);
+      const code = (error as { code?: unknown }).code;
+      throw new Error(
+        `cannot reach PostgreSQL at ${where.hostname}:${where.port || '5432'} (${typeof code === 'string' ? code : String(error)}): `
+        + 'check DATABASE_URL and that the server is up; the service does not start without its database',
+        { cause: error },
+      );
     }
-    return new PostgresStore(pool);
+    return new PostgresStore(pool, eventChannel(options.schema), options.health ?? null);
   }
 
   async appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]> {
     if (batch.length === 0) return [];
-    return this.write((client) => appendBatch(client, batch));
+    return this.write('store submissions', (client) => appendBatch(client, batch, this.event_channel));
   }
 
   async findIdempotency(caller: string, key: string): Promise<IdempotencyRecord | null> {
@@ -214,7 +264,45 @@ export class PostgresStore implements LedgerStore {
   }
 
   async commitBlock(commit: BlockCommit): Promise<void> {
-    await this.write((client) => writeBlock(client, commit));
+    await this.write('seal a block', (client) => writeBlock(client, commit, this.event_channel));
+  }
+
+  async readEvents(after: number, limit: number): Promise<StoredEvent[]> {
+    // One snapshot for the four reads: writers commit in sequence order, so it holds a prefix of the log.
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw translateFault('read events', null, isPostgresStorageFault, error);
+    });
+    let broken = false;
+    const unwatch = watchCheckedOut(client, () => {
+      broken = true;
+    });
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const accepted = (await run<TransactionRow & { event_seq: string }>(client, 'acceptedEvents', [after, limit])).rows;
+      const start = (await run<{ number: string }>(client, 'blockEventsAtOrBefore', [after])).rows[0];
+      const blocks = (await run<BlockRow & { first_sequence: string }>(client, 'blockEventsFrom', [start?.number ?? 0, limit + 1])).rows;
+      const first = blocks[0];
+      const last = blocks.at(-1);
+      const sealed = first === undefined || last === undefined
+        ? []
+        : (await run<TransactionRow>(client, 'sealedEventTransactions', [first.number, last.number, after - Number(first.first_sequence), limit])).rows;
+      await client.query('COMMIT');
+      return collectEvents({
+        accepted: accepted.map((row) => ({ sequence: Number(row.event_seq), transaction: toTransaction(row) })),
+        blocks: blocks.map((row) => ({ first_sequence: Number(row.first_sequence), header: toHeader(row) })),
+        sealed: sealed.map(toTransaction),
+      }, after, limit);
+    } catch (error) {
+      broken = true;
+      throw translateFault('read events', null, isPostgresStorageFault, error);
+    } finally {
+      unwatch();
+      client.release(broken);
+    }
+  }
+
+  async eventHead(): Promise<number> {
+    return Number((await run<{ last_sequence: string }>(this.pool, 'eventHead', [])).rows[0]?.last_sequence ?? 0);
   }
 
   async balances(user_id: string): Promise<Map<string, bigint>> {
@@ -273,21 +361,40 @@ export class PostgresStore implements LedgerStore {
     await this.pool.end();
   }
 
-  /** Runs `work` in one transaction on one connection; retries it when it lost a deadlock or serialization race. */
-  private async write<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await inTransaction(this.pool, work);
-      } catch (error) {
-        if (attempt >= WRITE_ATTEMPTS_MAX || !RETRYABLE_SQLSTATES.has((error as { code?: string }).code ?? '')) throw error;
+  /**
+   * Runs `work` in one transaction on one connection; retries it when it lost a deadlock or
+   * serialization race. A storage fault becomes StorageUnavailableError (see storage-faults.ts).
+   */
+  private write<T>(operation: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return guardWrite(operation, this.health, isPostgresStorageFault, async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await inTransaction(this.pool, work);
+        } catch (error) {
+          if (attempt >= WRITE_ATTEMPTS_MAX || !RETRYABLE_SQLSTATES.has((error as { code?: string }).code ?? '')) throw error;
+        }
       }
-    }
+    });
   }
+}
+
+/**
+ * A checked-out client whose connection breaks emits 'error' on itself (the pool listens only to idle
+ * ones): without a listener that would crash the process. The failed query rejects anyway; the
+ * listener only marks the connection broken so that it is not given back to the pool.
+ */
+function watchCheckedOut(client: pg.PoolClient, on_break: () => void): () => void {
+  const listener = () => on_break();
+  client.on('error', listener);
+  return () => client.off('error', listener);
 }
 
 async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
+  const unwatch = watchCheckedOut(client, () => {
+    broken = true;
+  });
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -301,12 +408,18 @@ async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => 
     }
     throw error;
   } finally {
+    unwatch();
     client.release(broken);
   }
 }
 
-function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(db: Queryable, name: StatementName, values: unknown[]): Promise<pg.QueryResult<Row>> {
-  return db.query<Row>({ name: `tabula_${name}`, text: SQL[name], values });
+/** One named statement; a storage fault (the server gone, a full disk) becomes StorageUnavailableError. */
+async function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(db: Queryable, name: StatementName, values: unknown[]): Promise<pg.QueryResult<Row>> {
+  try {
+    return await db.query<Row>({ name: `tabula_${name}`, text: SQL[name], values });
+  } catch (error) {
+    throw translateFault(name, null, isPostgresStorageFault, error);
+  }
 }
 
 /**
@@ -314,7 +427,7 @@ function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(db: Queryable, n
  * the earliest arrival wins a key that the batch holds twice), reads the records that earlier
  * submissions hold, and inserts the transactions of the claims that won, in arrival order.
  */
-async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[]): Promise<AppendResult[]> {
+async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[], event_channel: string): Promise<AppendResult[]> {
   const claims = batch.flatMap((item) => (item.idempotency === null ? [] : [{ ...item.idempotency, transaction: item.transaction }]));
   const won = new Set<string>();
   const holders = new Map<string, IdempotencyRecord>();
@@ -343,13 +456,21 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
     results.push({ kind: 'replay', record });
   }
   if (stored.length > 0) {
+    const before = await advanceEventCounter(client, stored.length, event_channel);
     await run(client, 'insertTransactions', [
       stored.map((tx) => tx.tx_hash), stored.map((tx) => tx.from), stored.map((tx) => tx.to), stored.map((tx) => tx.amount_units.toString()),
       stored.map((tx) => tx.token), stored.map((tx) => tx.type), stored.map((tx) => JSON.stringify(tx.metadata)), stored.map((tx) => tx.nonce),
-      stored.map((tx) => tx.timestamp),
+      stored.map((tx) => tx.timestamp), before,
     ]);
   }
   return results;
+}
+
+/** Takes `count` event sequences (after the returned one) for this transaction; see SQL.advanceEventCounter. */
+async function advanceEventCounter(client: pg.PoolClient, count: number, event_channel: string): Promise<number> {
+  const row = (await run<{ before: string }>(client, 'advanceEventCounter', [count, event_channel])).rows[0];
+  if (row === undefined) throw new Error('the event counter row is missing');
+  return Number(row.before);
 }
 
 function idempotencyId(caller: string, key: string): string {
@@ -357,7 +478,7 @@ function idempotencyId(caller: string, key: string): string {
 }
 
 /** The block, every outcome, the new balances and the accounts, in one transaction; the schema refuses anything that does not extend the chain. */
-async function writeBlock(client: pg.PoolClient, commit: BlockCommit): Promise<void> {
+async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_channel: string): Promise<void> {
   const { header, totals } = commit;
   await run(client, 'insertBlock', [
     header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root,
@@ -380,6 +501,9 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit): Promise<v
   }
   if (commit.new_users.length > 0) await run(client, 'insertAccounts', [commit.new_users]);
   if (commit.active_users.length > 0) await run(client, 'touchAccounts', [header.timestamp, commit.active_users]);
+  // The block's events: its outcomes in position order, then its block.sealed.
+  const before = await advanceEventCounter(client, header.transactions_count + 1, event_channel);
+  await run(client, 'insertBlockEvents', [header.number, before + 1]);
 }
 
 /**

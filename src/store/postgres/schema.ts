@@ -152,4 +152,56 @@ CREATE INDEX IF NOT EXISTS transactions_by_from ON transactions (from_id, seq);
 CREATE INDEX IF NOT EXISTS transactions_by_to ON transactions (to_id, seq);
 `,
   },
+  {
+    // The event log (src/events/event.ts), derived from what the write transactions store: each
+    // transaction's accepted event is its event_seq; each block's events start at its first_sequence
+    // (outcomes in position order, then block.sealed). Writers number events by updating the one
+    // counter row last in their transaction: its row lock makes commit order the sequence order, and a
+    // rolled-back writer gives its numbers back, so the log has no gap. Adding a nullable column is
+    // instant; ledgers older than this version have no events before it.
+    version: 3,
+    sql: `
+ALTER TABLE transactions ADD COLUMN event_seq BIGINT;
+CREATE UNIQUE INDEX transactions_by_event ON transactions (event_seq) WHERE event_seq IS NOT NULL;
+
+CREATE TABLE block_events (
+  number BIGINT PRIMARY KEY REFERENCES blocks (number),
+  first_sequence BIGINT NOT NULL UNIQUE CHECK (first_sequence > 0)
+);
+CREATE TRIGGER block_events_immutable BEFORE UPDATE OR DELETE ON block_events FOR EACH ROW EXECUTE FUNCTION append_only();
+CREATE TRIGGER block_events_not_truncated BEFORE TRUNCATE ON block_events FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+
+CREATE TABLE event_counter (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  last_sequence BIGINT NOT NULL CHECK (last_sequence >= 0)
+);
+INSERT INTO event_counter (id, last_sequence) VALUES (1, 0);
+CREATE FUNCTION event_counter_forward() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.last_sequence < OLD.last_sequence OR NEW.id <> OLD.id THEN
+    RAISE EXCEPTION 'the event counter never goes back' USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER event_counter_forward BEFORE UPDATE ON event_counter FOR EACH ROW EXECUTE FUNCTION event_counter_forward();
+CREATE TRIGGER event_counter_kept BEFORE DELETE ON event_counter FOR EACH ROW EXECUTE FUNCTION append_only();
+
+CREATE OR REPLACE FUNCTION transactions_sealed_once() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    RAISE EXCEPTION 'transactions are never deleted' USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  IF OLD.status <> 'pending' THEN
+    RAISE EXCEPTION 'transaction % is sealed: it never changes', OLD.tx_hash USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  IF NEW.block_number IS DISTINCT FROM (SELECT MAX(number) FROM blocks) OR NEW.tx_hash <> OLD.tx_hash OR NEW.seq <> OLD.seq
+     OR NEW.from_id <> OLD.from_id OR NEW.to_id <> OLD.to_id OR NEW.amount <> OLD.amount OR NEW.token <> OLD.token
+     OR NEW.type <> OLD.type OR NEW.metadata <> OLD.metadata OR NEW.nonce <> OLD.nonce OR NEW.timestamp <> OLD.timestamp
+     OR NEW.event_seq IS DISTINCT FROM OLD.event_seq THEN
+    RAISE EXCEPTION 'transaction % may only be sealed, unchanged, into the newest block', OLD.tx_hash USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+`,
+  },
 ];

@@ -128,4 +128,49 @@ CREATE INDEX IF NOT EXISTS transactions_by_from ON transactions(from_id, seq);
 CREATE INDEX IF NOT EXISTS transactions_by_to ON transactions(to_id, seq);
 `,
   },
+  {
+    // The event log (src/events/event.ts), derived from what the write transactions store: each
+    // transaction's accepted event is its event_seq; each block's events start at its first_sequence
+    // (outcomes in position order, then block.sealed). One counter row numbers them in commit order,
+    // so the log has no gap. Ledgers older than this version have no events before it.
+    version: 4,
+    sql: `
+ALTER TABLE transactions ADD COLUMN event_seq INTEGER;
+CREATE UNIQUE INDEX transactions_by_event ON transactions(event_seq) WHERE event_seq IS NOT NULL;
+
+CREATE TABLE block_events (
+  number INTEGER PRIMARY KEY REFERENCES blocks(number),
+  first_sequence INTEGER NOT NULL UNIQUE CHECK (first_sequence > 0)
+);
+CREATE TRIGGER block_events_immutable BEFORE UPDATE ON block_events
+BEGIN
+  SELECT RAISE(ABORT, 'block events are immutable');
+END;
+CREATE TRIGGER block_events_not_deleted BEFORE DELETE ON block_events
+BEGIN
+  SELECT RAISE(ABORT, 'block events are append-only');
+END;
+
+CREATE TABLE event_counter (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  last_sequence INTEGER NOT NULL CHECK (last_sequence >= 0)
+);
+INSERT INTO event_counter (id, last_sequence) VALUES (1, 0);
+CREATE TRIGGER event_counter_forward BEFORE UPDATE ON event_counter
+WHEN NEW.last_sequence < OLD.last_sequence
+BEGIN
+  SELECT RAISE(ABORT, 'the event counter never goes back');
+END;
+
+DROP TRIGGER transactions_sealed_into_newest;
+CREATE TRIGGER transactions_sealed_into_newest BEFORE UPDATE ON transactions
+WHEN NEW.block_number IS NOT (SELECT MAX(number) FROM blocks)
+  OR NEW.tx_hash <> OLD.tx_hash OR NEW.amount <> OLD.amount OR NEW.from_id <> OLD.from_id OR NEW.to_id <> OLD.to_id
+  OR NEW.token <> OLD.token OR NEW.type <> OLD.type OR NEW.metadata <> OLD.metadata OR NEW.nonce <> OLD.nonce
+  OR NEW.timestamp <> OLD.timestamp OR NEW.event_seq IS NOT OLD.event_seq
+BEGIN
+  SELECT RAISE(ABORT, 'a pending transaction may only be sealed, unchanged, into the newest block');
+END;
+`,
+  },
 ];

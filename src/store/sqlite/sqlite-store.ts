@@ -25,7 +25,10 @@ import type {
   SequencedTransaction,
   StatsSnapshot,
   StoredBlockHeader,
+  StoredEvent,
 } from '../../service/ledger-store.js';
+import { collectEvents, type EventRows } from '../event-rows.js';
+import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
 import { MIGRATIONS } from './schema.js';
 import { assert } from '../../domain/errors.js';
@@ -73,7 +76,14 @@ const LOOKUP_CHUNK = 500;
 /** "Before no position": above every seq the ledger will ever number. */
 const SEQ_END = Number.MAX_SAFE_INTEGER;
 
-export type SqliteStoreOptions = { path: string };
+export type SqliteStoreOptions = { path: string; health?: StorageHealthReporter | null };
+
+/** SQLite's result codes for a storage that cannot take a write (full, read-only, I/O error, file gone). */
+function isSqliteStorageFault(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code)) return true;
+  return isSystemFault(error);
+}
 
 export class SqliteStore implements LedgerStore {
   private readonly db: Database.Database;
@@ -83,9 +93,11 @@ export class SqliteStore implements LedgerStore {
   private pending_seqs = new Map<string, bigint>();
   /** The WAL file, opened once for fsync; null for an in-memory database. */
   private wal: Promise<fs.promises.FileHandle> | null;
+  private readonly health: StorageHealthReporter | null;
 
-  private constructor(db: Database.Database, wal_path: string | null) {
+  private constructor(db: Database.Database, wal_path: string | null, health: StorageHealthReporter | null) {
     this.db = db;
+    this.health = health;
     this.statements = prepareStatements(db);
     this.wal = wal_path === null ? null : fs.promises.open(wal_path, 'r');
     // Observed here so a failure is not an unhandled rejection; the first append still sees it and fails.
@@ -101,15 +113,24 @@ export class SqliteStore implements LedgerStore {
     db.pragma('busy_timeout = 5000');
     migrate(db);
     // The WAL exists from the first write (the migrations) for as long as a connection is open.
-    return new SqliteStore(db, options.path === ':memory:' ? null : `${options.path}-wal`);
+    return new SqliteStore(db, options.path === ':memory:' ? null : `${options.path}-wal`, options.health ?? null);
   }
 
   /** Durable when it resolves: committed, then the WAL fsynced off the event loop (see the top of this file). */
-  async appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]> {
+  appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]> {
+    return guardWrite('store submissions', this.health, isSqliteStorageFault, () => this.appendDurably(batch));
+  }
+
+  private async appendDurably(batch: readonly PendingAppend[]): Promise<AppendResult[]> {
     this.db.pragma('synchronous = NORMAL');
     let results: AppendResult[];
     try {
-      results = this.db.transaction(() => batch.map((item) => this.appendOne(item)))();
+      results = this.db.transaction(() => {
+        const sequence = { next: this.lastEventSequence() + 1 };
+        const appended = batch.map((item) => this.appendOne(item, sequence));
+        this.statements.setEventCounter.run(sequence.next - 1);
+        return appended;
+      })();
     } finally {
       this.db.pragma('synchronous = FULL');
     }
@@ -117,7 +138,12 @@ export class SqliteStore implements LedgerStore {
     return results;
   }
 
-  private appendOne(item: PendingAppend): AppendResult {
+  private lastEventSequence(): number {
+    return Number(this.statements.eventHead.pluck().get() as bigint);
+  }
+
+  /** Stores one item; a stored transaction takes `sequence.next` as the sequence of its accepted event. */
+  private appendOne(item: PendingAppend, sequence: { next: number }): AppendResult {
     const tx = item.transaction;
     if (item.idempotency !== null) {
       const claim = this.statements.claimIdempotency.run(
@@ -129,8 +155,9 @@ export class SqliteStore implements LedgerStore {
       }
     }
     this.statements.insertTransaction.run(
-      tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, JSON.stringify(tx.metadata), tx.nonce, tx.timestamp,
+      tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, JSON.stringify(tx.metadata), tx.nonce, tx.timestamp, sequence.next,
     );
+    sequence.next += 1;
     return { kind: 'stored' };
   }
 
@@ -202,12 +229,14 @@ export class SqliteStore implements LedgerStore {
     return statement;
   }
 
-  async commitBlock(commit: BlockCommit): Promise<void> {
-    try {
-      this.db.transaction(() => this.writeBlock(commit))();
-    } finally {
-      this.pending_seqs.clear();
-    }
+  commitBlock(commit: BlockCommit): Promise<void> {
+    return guardWrite('seal a block', this.health, isSqliteStorageFault, async () => {
+      try {
+        this.db.transaction(() => this.writeBlock(commit))();
+      } finally {
+        this.pending_seqs.clear();
+      }
+    });
   }
 
   private writeBlock(commit: BlockCommit): void {
@@ -228,6 +257,33 @@ export class SqliteStore implements LedgerStore {
     for (const balance of commit.balances) s.putBalance.run(balance.user_id, balance.token, balance.units);
     for (const user_id of commit.new_users) s.insertAccount.run(user_id);
     for (const user_id of commit.active_users) s.touchAccount.run(header.timestamp, user_id);
+    // The block's events: its outcomes in position order, then its block.sealed.
+    const first_sequence = this.lastEventSequence() + 1;
+    s.insertBlockEvents.run(header.number, first_sequence);
+    s.setEventCounter.run(first_sequence + header.transactions_count);
+  }
+
+  async readEvents(after: number, limit: number): Promise<StoredEvent[]> {
+    // better-sqlite3 is synchronous: these statements see one state of the database.
+    const s = this.statements;
+    const accepted = s.acceptedEvents.all(after, limit) as Array<TransactionRow & { event_seq: bigint }>;
+    const start = s.blockEventsAtOrBefore.get(after) as { number: bigint } | undefined;
+    const blocks = s.blockEventsFrom.all(start === undefined ? 0 : start.number, limit + 1) as Array<BlockRow & { first_sequence: number }>;
+    const first = blocks[0];
+    const last = blocks.at(-1);
+    const sealed = first === undefined || last === undefined
+      ? []
+      : s.sealedEventTransactions.all(first.number, last.number, first.number, after - first.first_sequence, limit) as TransactionRow[];
+    const rows: EventRows = {
+      accepted: accepted.map((row) => ({ sequence: Number(row.event_seq), transaction: toTransaction(row) })),
+      blocks: blocks.map((row) => ({ first_sequence: row.first_sequence, header: toHeader(row) })),
+      sealed: sealed.map(toTransaction),
+    };
+    return collectEvents(rows, after, limit);
+  }
+
+  async eventHead(): Promise<number> {
+    return this.lastEventSequence();
   }
 
   async balances(user_id: string): Promise<Map<string, bigint>> {
@@ -300,8 +356,8 @@ export const SQL = {
        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (caller, key) DO NOTHING`,
   findIdempotency: 'SELECT caller, key, request_hash, tx_hash, timestamp FROM idempotency_keys WHERE caller = ? AND key = ?',
   pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < ?',
-  insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+  insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = ?`,
   // Each side is a range of its covering index read newest first; the compound merges the two in
   // order (dropping a transaction that is both, a mint to its issuer) and stops after `limit`.
@@ -332,6 +388,19 @@ export const SQL = {
   activeUsers: 'SELECT COUNT(*) AS count FROM accounts WHERE last_transfer_at > ?',
   getSetting: 'SELECT value FROM settings WHERE name = ?',
   claimSetting: 'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+  eventHead: 'SELECT last_sequence FROM event_counter WHERE id = 1',
+  setEventCounter: 'UPDATE event_counter SET last_sequence = ? WHERE id = 1',
+  insertBlockEvents: 'INSERT INTO block_events (number, first_sequence) VALUES (?, ?)',
+  // Accepted events read as the pending record (their outcome, if any, is not part of them).
+  acceptedEvents: `SELECT t.event_seq, ${PENDING_COLUMNS} FROM transactions t WHERE t.event_seq > ? ORDER BY t.event_seq LIMIT ?`,
+  // The block whose events may hold the one after the cursor, then the blocks from it on.
+  blockEventsAtOrBefore: 'SELECT number FROM block_events WHERE first_sequence <= ? ORDER BY first_sequence DESC LIMIT 1',
+  blockEventsFrom: `SELECT e.first_sequence, ${BLOCK_HEADER_COLUMNS} FROM block_events e JOIN blocks USING (number)
+       WHERE e.number >= ? ORDER BY e.number LIMIT ?`,
+  // Outcomes of those blocks from the first one after the cursor (position > after − first_sequence in the first block).
+  sealedEventTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
+       WHERE t.block_number >= ? AND t.block_number <= ? AND (t.block_number > ? OR t.position > ?)
+       ORDER BY t.block_number, t.position LIMIT ?`,
   ping: 'SELECT 1',
 } as const;
 
@@ -362,6 +431,13 @@ function prepareStatements(db: Database.Database) {
     activeUsers: db.prepare(SQL.activeUsers),
     getSetting: db.prepare(SQL.getSetting),
     claimSetting: db.prepare(SQL.claimSetting),
+    eventHead: db.prepare(SQL.eventHead).safeIntegers(true),
+    setEventCounter: db.prepare(SQL.setEventCounter),
+    insertBlockEvents: db.prepare(SQL.insertBlockEvents),
+    acceptedEvents: db.prepare(SQL.acceptedEvents).safeIntegers(true),
+    blockEventsAtOrBefore: db.prepare(SQL.blockEventsAtOrBefore).safeIntegers(true),
+    blockEventsFrom: db.prepare(SQL.blockEventsFrom),
+    sealedEventTransactions: db.prepare(SQL.sealedEventTransactions).safeIntegers(true),
     ping: db.prepare(SQL.ping),
   };
 }
