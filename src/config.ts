@@ -2,6 +2,7 @@
  * The service's configuration: the only module that reads the environment. Every variable of the
  * contract is parsed and validated here; a bad value stops start-up with a message naming it.
  */
+import net from 'node:net';
 import path from 'node:path';
 import { parseAmount } from './domain/amount.js';
 import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/tokens.js';
@@ -28,6 +29,10 @@ export type Config = {
   /** Where the embedded store and the development secret live. */
   data_dir: string;
   jwt: JwtConfig;
+  /** Proxies trusted to name the client in `X-Forwarded-For` (addresses or CIDR ranges); empty: none. */
+  trust_proxy: string[];
+  /** Requests with a token that fails verification one client address may make per minute; past it, refused before any check. */
+  auth_failures_max: number;
   admin_scope: string;
   api_keys: string[];
   rate_limit_max: number;
@@ -44,6 +49,17 @@ export type Config = {
   metrics_port: number | undefined;
   /** Web origins allowed to call the API from a browser (CORS); empty: same origin only. `*` allows any. */
   cors_origins: string[];
+  events: EventsConfig;
+};
+
+/** The event log's retention and the limits of its live streams. */
+export type EventsConfig = {
+  /** How far back a cursor may resume: one whose next event is older is refused with 410. */
+  retention_s: number;
+  /** Event streams open on one instance at the most. */
+  streams_max: number;
+  /** Event streams one caller may have open at once. */
+  streams_per_caller_max: number;
 };
 
 export class ConfigError extends Error {
@@ -68,16 +84,14 @@ export function loadConfig(env: Environment = process.env): Config {
     node_env,
     production: node_env === 'production',
     port: integer(env, 'PORT', 8080, 0, 65_535),
-    host: text(env, 'HOST') ?? '0.0.0.0',
+    // Development mode (no identity provider) mints admin tokens to loopback callers: keep it on loopback unless told.
+    host: text(env, 'HOST') ?? (node_env !== 'production' && !hasJwtKeys(jwtSettings(env)) ? '127.0.0.1' : '0.0.0.0'),
     database,
     redis_url: redisUrl(env, 'REDIS_URL'),
     data_dir: database.kind === 'sqlite' && database.path !== ':memory:' ? path.dirname(database.path) : path.resolve('data'),
-    jwt: {
-      issuer: url(env, 'JWT_ISSUER'),
-      jwks_url: url(env, 'JWT_JWKS_URL'),
-      audience: text(env, 'JWT_AUDIENCE'),
-      secret: secret(env, 'JWT_SECRET'),
-    },
+    jwt: jwtSettings(env),
+    trust_proxy: trustedProxies(env, 'TRUST_PROXY'),
+    auth_failures_max: integer(env, 'AUTH_FAILURES_MAX', 60, 1, 1_000_000),
     admin_scope: scope(env, 'LEDGER_ADMIN_SCOPE') ?? 'ledger:admin',
     api_keys: list(env, 'API_KEYS'),
     rate_limit_max: integer(env, 'RATE_LIMIT_MAX', 1200, 1, 10_000_000),
@@ -91,6 +105,11 @@ export function loadConfig(env: Environment = process.env): Config {
     metrics_token: metricsToken(env, 'METRICS_TOKEN'),
     metrics_port: text(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 1, 65_535),
     cors_origins: origins(env, 'CORS_ORIGINS'),
+    events: {
+      retention_s: integer(env, 'EVENTS_RETENTION_S', 7 * 86_400, 3600, 366 * 86_400),
+      streams_max: integer(env, 'EVENTS_STREAMS_MAX', 2000, 1, 100_000),
+      streams_per_caller_max: integer(env, 'EVENTS_STREAMS_PER_CALLER_MAX', 10, 1, 100_000),
+    },
   };
   if (config.metrics_port !== undefined && config.metrics_port === config.port) {
     throw new ConfigError('METRICS_PORT', `must differ from PORT (${config.port})`);
@@ -99,6 +118,28 @@ export function loadConfig(env: Environment = process.env): Config {
     throw new ConfigError('JWT_ISSUER', 'NODE_ENV=production needs JWT_ISSUER, JWT_JWKS_URL or JWT_SECRET');
   }
   return config;
+}
+
+function jwtSettings(env: Environment): JwtConfig {
+  return { issuer: url(env, 'JWT_ISSUER'), jwks_url: url(env, 'JWT_JWKS_URL'), audience: text(env, 'JWT_AUDIENCE'), secret: secret(env, 'JWT_SECRET') };
+}
+
+/**
+ * Proxies whose `X-Forwarded-For` names the client: comma-separated addresses or CIDR ranges
+ * (e.g. `10.0.0.5,192.168.0.0/16`). Unset: forwarding headers are never trusted.
+ */
+function trustedProxies(env: Environment, name: string): string[] {
+  const value = text(env, name);
+  if (value === undefined) return [];
+  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  for (const item of items) {
+    const [address, bits, extra] = item.split('/');
+    const family = net.isIP(address ?? '');
+    const width = family === 4 ? 32 : 128;
+    const valid = family !== 0 && extra === undefined && (bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= width));
+    if (!valid) throw new ConfigError(name, `each entry must be an IP address or CIDR range such as 10.0.0.0/8 (got "${item}")`);
+  }
+  return items;
 }
 
 export function hasJwtKeys(jwt: JwtConfig): boolean {

@@ -12,14 +12,18 @@ import { TokenRegistry } from './domain/tokens.js';
 import { createApiKeyCheck, createTokenVerifier } from './http/auth.js';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/rate-limit.js';
 import { FailOpenRateLimitStore, RedisRateLimitStore } from './http/redis-rate-limit.js';
+import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from './http/routes/events.js';
 import { buildMetricsServer, buildServer, type App } from './http/server.js';
 import { LedgerMetrics } from './metrics/ledger-metrics.js';
-import { BlockProducer } from './service/block-producer.js';
+import { BlockProducer, type SealedBlockSummary } from './service/block-producer.js';
 import { systemClock, type Clock } from './service/clock.js';
 import { LedgerService } from './service/ledger-service.js';
 import type { LedgerStore } from './service/ledger-store.js';
 import { SoleSealerLease, type SealerLease } from './service/sealer-lease.js';
-import { SubmissionWriter } from './service/submission-writer.js';
+import { StorageHealth } from './service/storage-health.js';
+import { DEFAULT_WRITER_LIMITS, SubmissionWriter } from './service/submission-writer.js';
+import { DEFAULT_EVENT_HUB_OPTIONS, EventHub, type EventHubOptions, type EventSignal } from './events/event-hub.js';
+import { PostgresEventSignal } from './store/postgres/postgres-event-signal.js';
 import { PostgresSealerLease } from './store/postgres/postgres-sealer-lease.js';
 import { PostgresStore } from './store/postgres/postgres-store.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
@@ -27,6 +31,10 @@ import { SqliteStore } from './store/sqlite/sqlite-store.js';
 const IDEMPOTENCY_PRUNE_INTERVAL_MS = 10 * 60_000;
 /** At shutdown the sealer seals what is pending, up to this many blocks; the next sealer takes the rest. */
 const SHUTDOWN_BLOCKS_MAX = 100;
+/** AUTH_FAILURES_MAX bad tokens per client address per this window. */
+const AUTH_FAILURE_WINDOW_MS = 60_000;
+/** How long a shutdown lets open connections finish their requests before it closes them. */
+const SHUTDOWN_CONNECTIONS_GRACE_MS = 5000;
 
 export type Ledger = {
   app: App;
@@ -38,6 +46,8 @@ export type Ledger = {
   service: LedgerService;
   producer: BlockProducer;
   writer: SubmissionWriter;
+  /** This instance's window on the event log: what streams, webhooks and publishers read. */
+  events: EventHub;
   /** Stops accepting, seals what is pending, closes the store. */
   stop(): Promise<void>;
 };
@@ -50,20 +60,33 @@ export type LedgerOptions = {
   lease?: SealerLease;
   /** The folder of the built explorer, served at `/` when it holds an index.html. */
   explorer_root?: string;
+  /** Overrides of the event streams' limits (tests make a slow consumer's limits small). */
+  event_stream_limits?: Partial<EventStreamLimits>;
+  /** Overrides of the event hub's options (tests turn the backstop poll off to see the change signal work). */
+  event_hub?: Partial<EventHubOptions>;
 };
 
-/** The store, and the lease that decides which instance seals blocks in it. */
-export type Storage = { store: LedgerStore; lease: SealerLease };
+/**
+ * The store, the lease that decides which instance seals blocks in it, and the signal by which other
+ * instances' events are heard of (null: this process is the store's only writer).
+ */
+export type Storage = { store: LedgerStore; lease: SealerLease; event_signal: EventSignal | null; health: StorageHealth | null };
 
 export function createLogger(config: Config): Logger {
   return pino({ level: config.log_level, base: { service: 'tabula' } });
 }
 
-export async function openStorage(config: Config, logger: Logger): Promise<Storage> {
+export async function openStorage(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Storage> {
   const database = config.database;
-  if (database.kind === 'sqlite') return { store: SqliteStore.open({ path: database.path }), lease: new SoleSealerLease() };
+  const health = new StorageHealth(clock, logger);
+  if (database.kind === 'sqlite') return { store: SqliteStore.open({ path: database.path, health }), lease: new SoleSealerLease(), event_signal: null, health };
   const connection = { url: database.url, schema: database.schema };
-  return { store: await PostgresStore.open({ ...connection, logger }), lease: new PostgresSealerLease(connection, logger) };
+  return {
+    health,
+    store: await PostgresStore.open({ ...connection, logger, health }),
+    lease: new PostgresSealerLease(connection, logger),
+    event_signal: new PostgresEventSignal(connection, logger),
+  };
 }
 
 /**
@@ -81,17 +104,24 @@ async function openRateLimitStore(config: Config, logger: Logger): Promise<{ sto
 export async function startLedger(config: Config, options: LedgerOptions = {}): Promise<Ledger> {
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
-  const { store, lease } = options.store === undefined
-    ? await openStorage(config, logger)
-    : { store: options.store, lease: options.lease ?? new SoleSealerLease() };
+  const { store, lease, event_signal, health } = options.store === undefined
+    ? await openStorage(config, logger, clock)
+    : { store: options.store, lease: options.lease ?? new SoleSealerLease(), event_signal: null, health: null };
   const tokens = new TokenRegistry(await claimNativeSymbol(store, config.native_symbol));
   const metrics = new LedgerMetrics();
-  const writer = new SubmissionWriter(store);
+  const hub_options = { ...DEFAULT_EVENT_HUB_OPTIONS, retention_s: config.events.retention_s, ...options.event_hub };
+  const events = new EventHub(store, tokens, clock, logger, hub_options, event_signal);
+  const writer = new SubmissionWriter(store, DEFAULT_WRITER_LIMITS, () => events.changed());
   metrics.watchQueues({ writer_queue_length: () => writer.queue_length, pending_transactions: () => store.pendingCount() });
-  const service = new LedgerService(store, writer, tokens, clock, { native_price_units: config.native_price_units });
+  const service = new LedgerService(store, writer, tokens, clock, {
+    native_price_units: config.native_price_units, ...(health === null ? {} : { storage: health }),
+  });
+  if (health !== null) metrics.watchStorage(health);
   const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max };
-  const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer: metrics });
+  const observer = { blockSealed: (summary: SealedBlockSummary) => { metrics.blockSealed(summary); events.changed(); } };
+  const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer });
   await producer.ensureGenesis();
+  await events.start();
   const dev_secret = hasJwtKeys(config.jwt) ? undefined : readOrCreateDevSecret(config.data_dir);
   if (dev_secret !== undefined) {
     logger.warn(
@@ -104,6 +134,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   });
   const rate_limit_store = await openRateLimitStore(config, logger);
   const rate_limiter = new RateLimiter(rate_limit_store.store, config.rate_limit_max, config.rate_limit_window_ms);
+  const auth_failure_limiter = new RateLimiter(new MemoryRateLimitStore(), config.auth_failures_max, AUTH_FAILURE_WINDOW_MS);
   metrics.watchRateLimitFallbacks(rate_limit_store.fallbacks);
   const api_key_check = config.api_keys.length > 0 ? createApiKeyCheck(config.api_keys) : null;
   // Only the development secret (never JWT_SECRET, never production) lets the explorer mint tokens.
@@ -113,9 +144,25 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const explorer_root = explorerRoot(options.explorer_root, logger);
   // /metrics: on its own port when METRICS_PORT is set, else on the API port only when METRICS_TOKEN guards it.
   const metrics_route = config.metrics_port === undefined && config.metrics_token !== undefined ? { token: config.metrics_token } : null;
+  let streams_open = 0;
+  metrics.watchEvents({ head: () => events.head(), streams_open: () => streams_open });
   const app = await buildServer({
-    service, tokens, verifier, api_key_check, rate_limiter, clock, logger, metrics, metrics_route, dev_tokens, explorer_root,
+    service, tokens, verifier, api_key_check, rate_limiter, auth_failure_limiter, clock, logger, metrics, metrics_route, dev_tokens, explorer_root,
+    trust_proxy: config.trust_proxy,
     cors_origins: config.cors_origins,
+    events: {
+      feed: events,
+      limits: {
+        ...DEFAULT_EVENT_STREAM_LIMITS,
+        streams_max: config.events.streams_max,
+        streams_per_caller_max: config.events.streams_per_caller_max,
+        ...options.event_stream_limits,
+      },
+      store_head: () => store.eventHead(),
+      on_streams_open: (open: number) => {
+        streams_open = open;
+      },
+    },
   });
   const metrics_app = config.metrics_port === undefined ? null : await buildMetricsServer(metrics, config.metrics_token, logger);
   producer.start();
@@ -127,17 +174,34 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
     stopping ??= (async () => {
       clearInterval(prune);
       await metrics_app?.close();
-      await app.close();
+      await closeServer(app, logger);
       await writer.drain();
       await producer.stop();
       if (producer.halted === null && lease.held()) await producer.drain(SHUTDOWN_BLOCKS_MAX);
+      await events.stop();
       await lease.release();
       await rate_limit_store.close();
       await store.close();
     })();
     return stopping;
   };
-  return { app, metrics_app, metrics, store, lease, service, producer, writer, stop };
+  return { app, metrics_app, metrics, store, lease, service, producer, writer, events, stop };
+}
+
+/**
+ * Closes the server; a connection still open after a grace period (a client that keeps a connection it
+ * no longer uses busy, for one) is cut, so that a shutdown never waits on a client.
+ */
+async function closeServer(app: App, logger: Logger): Promise<void> {
+  const grace = setTimeout(() => {
+    logger.warn('connections still open after the shutdown grace period: closing them');
+    app.server.closeAllConnections();
+  }, SHUTDOWN_CONNECTIONS_GRACE_MS);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(grace);
+  }
 }
 
 function explorerRoot(root: string | undefined, logger: Logger): string | undefined {

@@ -3,7 +3,7 @@
  * `main.ts` (`npm start`, `node dist/main.js`) and the CLI's `tabula serve`.
  */
 import { fileURLToPath } from 'node:url';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, hasJwtKeys, type Config } from './config.js';
 import { createLogger, startLedger } from './ledger.js';
 
 async function serve(config: Config): Promise<void> {
@@ -13,6 +13,14 @@ async function serve(config: Config): Promise<void> {
   const ledger = await startLedger(config, { logger, explorer_root });
   const address = await ledger.app.listen({ port: config.port, host: config.host });
   logger.info({ address, database: config.database.kind, native_symbol: config.native_symbol }, 'tabula is listening');
+  if (!config.production && !hasJwtKeys(config.jwt) && !isLoopbackHost(config.host)) {
+    logger.warn(
+      { host: config.host },
+      'DEVELOPMENT MODE IS LISTENING BEYOND LOOPBACK: tokens are signed with a development secret and anyone who can read it, '
+      + 'or reach this machine through a local proxy that forgets forwarding headers, can become an admin. '
+      + 'Configure an identity provider (JWT_ISSUER or JWT_JWKS_URL) or unset HOST to listen on 127.0.0.1 only.',
+    );
+  }
   if (ledger.metrics_app !== null) {
     const metrics_address = await ledger.metrics_app.listen({ port: config.metrics_port, host: config.host });
     logger.info({ address: metrics_address }, 'metrics are served');
@@ -33,6 +41,10 @@ async function serve(config: Config): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /** Loads the configuration and serves until a signal; a bad configuration exits 1 naming the variable. */

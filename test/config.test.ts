@@ -6,11 +6,26 @@ describe('configuration', () => {
   it('has the documented defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
-      port: 8080, host: '0.0.0.0', admin_scope: 'ledger:admin', api_keys: [], rate_limit_max: 1200, rate_limit_window_ms: 60000,
+      port: 8080, host: '127.0.0.1', admin_scope: 'ledger:admin', api_keys: [], rate_limit_max: 1200, rate_limit_window_ms: 60000,
       block_interval_ms: 1000, native_symbol: 'TAB', native_price_units: 1_000_000_000_000n, log_level: 'info', production: false,
     });
     expect(config.database).toEqual({ kind: 'sqlite', path: path.resolve('data/ledger.db') });
     expect(config.data_dir).toBe(path.resolve('data'));
+  });
+
+  it('listens on loopback in development mode unless HOST says otherwise, and everywhere once an identity provider is set', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ JWT_JWKS_URL: 'https://idp.example.com/jwks' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }).host).toBe('0.0.0.0');
+  });
+
+  it('trusts forwarding headers only from the proxies TRUST_PROXY names', () => {
+    expect(loadConfig({}).trust_proxy).toEqual([]);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.5, 192.168.0.0/16,::1' }).trust_proxy).toEqual(['10.0.0.5', '192.168.0.0/16', '::1']);
+    for (const bad of ['proxy.example.com', '10.0.0.0/33', '10.0.0.0/8/1', 'true']) {
+      expect(() => loadConfig({ TRUST_PROXY: bad }), bad).toThrow(ConfigError);
+    }
   });
 
   it('selects PostgreSQL for postgres:// URLs, with an optional ?schema=', () => {

@@ -19,9 +19,13 @@ export const DOCS_PREFIX = '/docs';
 /** Version of the HTTP interface described (not of the package). */
 export const API_VERSION = '1.0.0';
 
-/** Every `/api` route can answer these: authentication, the rate limit, and the service failing. */
+/**
+ * Every `/api` route can answer these: authentication, the rate limit, the store being unreachable
+ * (a full disk, a lost database connection), and the service failing.
+ */
 export const API_ERROR_CODES: readonly ErrorCode[] = [
   'missing_token', 'invalid_token', 'invalid_api_key', 'rate_limited', 'internal_error', 'identity_provider_unavailable',
+  'storage_unavailable',
 ];
 
 /** Routes with path parameters can also answer these (a bad percent-encoding, a parameter too long). */

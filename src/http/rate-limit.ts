@@ -98,6 +98,18 @@ export class RateLimiter {
   async check(key: string, now_ms: number, cost = 1): Promise<RateLimitDecision> {
     const cost_ms = cost * this.interval_ms;
     const { allowed, tat_ms } = await this.store.admit(key, now_ms, cost_ms, this.window_ms);
+    return this.decision(allowed, tat_ms, now_ms, cost_ms);
+  }
+
+  /** Whether `cost` requests of `key`'s bucket would fit now, spending nothing. */
+  async peek(key: string, now_ms: number, cost = 1): Promise<RateLimitDecision> {
+    const cost_ms = cost * this.interval_ms;
+    // Admitting nothing within a capacity short by the cost: allowed exactly when the cost would fit.
+    const { allowed, tat_ms } = await this.store.admit(key, now_ms, 0, this.window_ms - cost_ms);
+    return this.decision(allowed, tat_ms, now_ms, cost_ms);
+  }
+
+  private decision(allowed: boolean, tat_ms: number, now_ms: number, cost_ms: number): RateLimitDecision {
     const backlog_ms = Math.max(0, tat_ms - now_ms);
     const remaining = Math.max(0, Math.floor((this.window_ms - backlog_ms + SCHEDULE_TOLERANCE_MS) / this.interval_ms));
     const headers: Record<string, string> = {

@@ -8,17 +8,20 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { DevTokenSigner } from '../dev-token-signer.js';
 import type { TokenRegistry } from '../domain/tokens.js';
+import type { EventFeed } from '../events/event.js';
 import type { LedgerMetrics } from '../metrics/ledger-metrics.js';
 import type { Clock } from '../service/clock.js';
-import type { LedgerService, Principal } from '../service/ledger-service.js';
-import { AuthError, type TokenVerifier } from './auth.js';
+import type { LedgerService } from '../service/ledger-service.js';
+import type { TokenVerifier } from './auth.js';
 import { clientErrorHandler, sendProblem } from './error-mapping.js';
 import { registerOpenApi } from './openapi.js';
 import { HttpProblem } from './problem.js';
 import type { RateLimiter } from './rate-limit.js';
+import { guard } from './request-guard.js';
 import { accountRoutes } from './routes/accounts.js';
 import { blockRoutes } from './routes/blocks.js';
 import { devTokenRoutes } from './routes/dev-token.js';
+import { eventRoutes, type EventStreamLimits } from './routes/events.js';
 import { explorerRoutes } from './routes/explorer.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -30,12 +33,6 @@ const PARAMETER_LENGTH_MAX = 1024;
 const REQUEST_TIMEOUT_MS = 30_000;
 const CORS_MAX_AGE_S = 600;
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    principal: Principal | null;
-  }
-}
-
 export type ServerDependencies = {
   service: LedgerService;
   tokens: TokenRegistry;
@@ -43,6 +40,10 @@ export type ServerDependencies = {
   /** Present when API keys are configured. */
   api_key_check: ((presented: string | undefined) => boolean) | null;
   rate_limiter: RateLimiter;
+  /** Bad tokens per client address (see request-guard.ts). */
+  auth_failure_limiter: RateLimiter;
+  /** Proxies trusted to name the client in `X-Forwarded-For`; empty: the socket's address is the client. */
+  trust_proxy: readonly string[];
   clock: Clock;
   logger: Logger;
   metrics: LedgerMetrics;
@@ -54,10 +55,12 @@ export type ServerDependencies = {
   explorer_root?: string | undefined;
   /** Origins allowed to call the API from a browser; empty: no CORS headers (same origin only). */
   cors_origins?: readonly string[] | undefined;
+  /** When set, `GET /api/events` streams the event log from this feed. */
+  events?: { feed: EventFeed; limits: EventStreamLimits; store_head(): Promise<number>; on_streams_open?: (open: number) => void } | undefined;
 };
 
 export async function buildServer(deps: ServerDependencies) {
-  const app = baseServer(deps.logger);
+  const app = baseServer(deps.logger, deps.trust_proxy);
   app.decorateRequest('principal', null);
   // Callback-style hooks: no promise per request.
   app.addHook('onResponse', (request, reply, done) => {
@@ -79,6 +82,7 @@ export async function buildServer(deps: ServerDependencies) {
     await api.register(accountRoutes, { service: deps.service, tokens: deps.tokens });
     await api.register(blockRoutes, { service: deps.service });
     await api.register(statsRoutes, { service: deps.service });
+    if (deps.events !== undefined) await api.register(eventRoutes, deps.events);
   }, { prefix: '/api' });
   return app;
 }
@@ -106,8 +110,10 @@ export async function buildMetricsServer(metrics: LedgerMetrics, token: string |
 }
 
 /** Fastify with the limits, the problem+json error handling and the request log every server of ours has. */
-function baseServer(logger: Logger) {
+function baseServer(logger: Logger, trust_proxy: readonly string[] = []) {
   const app = Fastify({
+    // Forwarding headers are believed only from the proxies the operator names (TRUST_PROXY).
+    trustProxy: trust_proxy.length === 0 ? false : [...trust_proxy],
     loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_BYTES_MAX,
@@ -147,44 +153,6 @@ function baseServer(logger: Logger) {
 }
 
 export type App = Awaited<ReturnType<typeof buildServer>>;
-
-/**
- * Authenticates, then counts the request against the caller's rate limit (the token's `sub`, or
- * the client address when there is no valid token), then refuses whatever failed.
- */
-async function guard(deps: ServerDependencies, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const { principal, failure } = await authenticate(deps, request);
-  const key = principal === null ? `ip:${request.ip}` : `sub:${principal.sub}`;
-  const decision = await deps.rate_limiter.check(key, deps.clock.now_ms());
-  reply.headers(decision.headers);
-  if (!decision.allowed) throw new HttpProblem('rate_limited', 'rate limit exceeded; retry after Retry-After seconds');
-  if (failure !== null) throw failure;
-  request.principal = principal;
-}
-
-async function authenticate(deps: ServerDependencies, request: FastifyRequest): Promise<{ principal: Principal | null; failure: Error | null }> {
-  const api_key = request.headers['x-api-key'];
-  if (deps.api_key_check !== null && !deps.api_key_check(typeof api_key === 'string' ? api_key : undefined)) {
-    return { principal: null, failure: new AuthError('invalid_api_key', 'X-API-Key is missing or not recognised') };
-  }
-  const authorization = request.headers.authorization;
-  if (authorization === undefined || authorization === '') {
-    return { principal: null, failure: new AuthError('missing_token', 'an Authorization: Bearer token is required') };
-  }
-  const match = /^Bearer +([^\s]+) *$/i.exec(authorization);
-  if (match === null) return { principal: null, failure: new AuthError('invalid_token', 'Authorization must be "Bearer <token>"') };
-  try {
-    return { principal: await deps.verifier.verify(match[1] as string), failure: null };
-  } catch (error) {
-    return { principal: null, failure: error instanceof Error ? error : new AuthError('invalid_token', 'token is not valid') };
-  }
-}
-
-/** The caller of a route behind `guard`. */
-export function principalOf(request: FastifyRequest): Principal {
-  if (request.principal === null) throw new AuthError('missing_token', 'an Authorization: Bearer token is required');
-  return request.principal;
-}
 
 /** The `charset` parameter of a Content-Type, lower-cased, or null when none is declared. */
 function declaredCharset(content_type: string | undefined): string | null {

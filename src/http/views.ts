@@ -1,6 +1,7 @@
 /** Domain records → JSON bodies; amounts become exact decimal numbers here and nowhere else. */
 import { formatUnits } from '../domain/amount.js';
 import { PRICE_DECIMALS, formatUsdMicros, type TokenRegistry } from '../domain/tokens.js';
+import type { BlockHeader } from '../domain/block.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { AccountHistoryPage, Balances, Stats } from '../service/ledger-service.js';
 import type { FastifyReply } from 'fastify';
@@ -23,6 +24,18 @@ export function transactionView(tx: Transaction, tokens: TokenRegistry) {
     position: tx.position,
     error: tx.error,
     nonce: tx.nonce,
+  };
+}
+
+/** A block header as the blocks list shows it (no transaction list). */
+export function blockHeaderView(block: BlockHeader) {
+  return {
+    number: block.number,
+    hash: block.hash,
+    parent_hash: block.parent_hash,
+    timestamp: block.timestamp,
+    transactions_count: block.transactions_count,
+    transactions_root: block.transactions_root,
   };
 }
 

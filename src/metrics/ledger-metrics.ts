@@ -92,6 +92,49 @@ export class LedgerMetrics implements BlockSealObserver {
     });
   }
 
+  /** Registers the count of writes the storage refused (disk full, read-only, unreachable) and whether it refuses now. */
+  watchStorage(health: { readonly failures: number; readonly failing: boolean }): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'tabula_storage_write_failures_total',
+      help: 'Writes the store refused because of the storage (disk full, read-only, connection lost)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(health.failures);
+      },
+    });
+    new Gauge({
+      name: 'tabula_storage_refusing_writes',
+      help: '1 while the store refuses writes (readiness fails meanwhile), else 0',
+      registers,
+      collect() {
+        this.set(health.failing ? 1 : 0);
+      },
+    });
+  }
+
+  /** Registers the gauges of the event log: the newest event this instance has, and the streams open on it. */
+  watchEvents(sources: { head(): number; streams_open(): number }): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'tabula_events_head_sequence',
+      help: 'Sequence of the newest event of the log this instance has loaded',
+      registers,
+      collect() {
+        this.set(sources.head());
+      },
+    });
+    new Gauge({
+      name: 'tabula_event_streams_open',
+      help: 'Event streams (GET /api/events) open on this instance',
+      registers,
+      collect() {
+        this.set(sources.streams_open());
+      },
+    });
+  }
+
   /** Registers the counter of rate-limit decisions made in memory because the shared store (Redis) failed. */
   watchRateLimitFallbacks(fallbacks: () => number): void {
     new Counter({

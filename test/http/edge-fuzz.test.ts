@@ -15,7 +15,7 @@ import { clientFor, expectProblem, type Call, type Client } from './client.js';
 const SUBMIT = '/api/transactions/submit';
 const BATCH = '/api/transactions/batch';
 /** High enough that the thousands of fuzz requests of one ledger never meet the rate limit. */
-const FUZZ_ENV = { RATE_LIMIT_MAX: '10000000' };
+const FUZZ_ENV = { RATE_LIMIT_MAX: '10000000', AUTH_FAILURES_MAX: '1000000' };
 const SUBMIT_RUNS = 200;
 const BATCH_RUNS = 100;
 const READ_RUNS = 200;

@@ -7,6 +7,7 @@ import { SignJWT } from 'jose';
 import pino from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startLedger, type Ledger } from '../../src/ledger.js';
+import type { EventStreamLimits } from '../../src/http/routes/events.js';
 import type { Clock } from '../../src/service/clock.js';
 import { createTestDatabase, type StoreKind } from './test-database.js';
 
@@ -23,7 +24,7 @@ export type TestLedger = Ledger & {
 /** `env` overrides the test defaults (an empty value unsets one, e.g. `JWT_SECRET: ''` for the development secret). */
 export async function startTestLedger(
   env: Record<string, string> = {},
-  options: { clock?: Clock; store?: StoreKind; explorer_root?: string } = {},
+  options: { clock?: Clock; store?: StoreKind; explorer_root?: string; event_stream_limits?: Partial<EventStreamLimits> } = {},
 ): Promise<TestLedger> {
   const database = await createTestDatabase(options.store);
   const dir = database.dir;
@@ -38,6 +39,7 @@ export async function startTestLedger(
     logger: pino({ level: 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.explorer_root === undefined ? {} : { explorer_root: options.explorer_root }),
+    ...(options.event_stream_limits === undefined ? {} : { event_stream_limits: options.event_stream_limits }),
   });
   // Tests seal explicitly with `producer.sealNext()` / `producer.drain()`; the timer is not needed.
   await ledger.producer.stop();

@@ -1,7 +1,8 @@
 /**
  * `POST /dev/token`: mints a development token for the explorer's sign-in page. It is registered only
  * when the service runs with the development secret (no JWT configuration, NODE_ENV not production),
- * and answers only callers on this machine (loopback), since anyone who can reach it can be an admin.
+ * and answers only callers on this machine (loopback) whose request no proxy relayed, since anyone who
+ * can reach it can be an admin.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { DevTokenSigner } from '../../dev-token-signer.js';
@@ -18,7 +19,7 @@ export const devTokenRoutes: FastifyPluginAsyncTypebox<{ signer: DevTokenSigner 
     },
     // Before the body is read: a remote caller learns nothing, not even that the route exists.
     onRequest: async (request, reply) => {
-      if (isLoopback(request.ip)) return;
+      if (isLoopback(request.ip) && !isForwarded(request.headers)) return;
       reply.callNotFound();
       return reply;
     },
@@ -29,6 +30,14 @@ export const devTokenRoutes: FastifyPluginAsyncTypebox<{ signer: DevTokenSigner 
     return { token, token_type: 'Bearer' as const, expires_in: signer.ttl_s };
   });
 };
+
+/**
+ * Whether a proxy relayed the request: behind a reverse proxy on this machine every caller is
+ * loopback, so a forwarded request is never taken for a local one.
+ */
+function isForwarded(headers: Record<string, unknown>): boolean {
+  return headers.forwarded !== undefined || headers['x-forwarded-for'] !== undefined || headers['x-real-ip'] !== undefined;
+}
 
 export function isLoopback(address: string): boolean {
   return address === '::1' || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(address);

@@ -14,7 +14,7 @@ import {
   BatchBodySchema, BatchItemSchema, BatchResponseSchema, HashParamsSchema, ProofSchema, ReceiptSchema, SubmitBodySchema,
   SubmitHeadersSchema, TransactionSchema, type BatchItemBody,
 } from '../schemas.js';
-import { principalOf } from '../server.js';
+import { principalOf } from '../request-guard.js';
 import { transactionView, sendExact } from '../views.js';
 
 /** A batch of 1000 plain transfers is about 100 KiB; this leaves room for metadata. */

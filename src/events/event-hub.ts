@@ -1,0 +1,146 @@
+/**
+ * The event hub: this instance's window on the ledger's event log. It keeps the newest events, encoded
+ * once, in a bounded window that every stream, webhook deliverer and publisher near the head reads
+ * from, so a thousand subscribers cost one store read per change. It learns that the log grew from
+ * this instance's own commits (`changed()`), from the store's change signal (PostgreSQL LISTEN/NOTIFY,
+ * for commits of other instances) and from a slow poll in case a signal was lost; older events are
+ * read from the store on demand. Cursors whose next event is older than the retention are refused.
+ */
+import type { Logger } from 'pino';
+import { GoneError } from '../domain/errors.js';
+import type { TokenRegistry } from '../domain/tokens.js';
+import { unixSeconds, type Clock } from '../service/clock.js';
+import { EVENT_READ_LIMIT_MAX, type LedgerStore } from '../service/ledger-store.js';
+import { encodeEvent, type EncodedEvent, type EventFeed } from './event.js';
+
+/** Something that calls back when another writer may have added events (e.g. LISTEN/NOTIFY). */
+export type EventSignal = {
+  start(on_change: () => void): Promise<void>;
+  stop(): Promise<void>;
+};
+
+export type EventHubOptions = {
+  /** A cursor whose next event occurred longer ago than this is refused with 410. */
+  retention_s: number;
+  /** Events kept encoded in memory, newest first out when the window is full. */
+  window_events_max: number;
+  /** How often the head is read from the store even when no signal came. */
+  poll_interval_ms: number;
+};
+
+export const DEFAULT_EVENT_HUB_OPTIONS: EventHubOptions = { retention_s: 7 * 24 * 3600, window_events_max: 20_000, poll_interval_ms: 1000 };
+
+export class CursorExpiredError extends GoneError {
+  constructor(after: number, occurred_at: number) {
+    super('cursor_expired', `the event after ${after} occurred at ${occurred_at}, before the retention window; resume from a newer cursor`);
+  }
+}
+
+export class EventHub implements EventFeed {
+  private readonly store: LedgerStore;
+  private readonly tokens: TokenRegistry;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly options: EventHubOptions;
+  private readonly signal: EventSignal | null;
+  /** The newest events, contiguous: window[i].sequence === window_start + i. */
+  private window: EncodedEvent[] = [];
+  private window_start = 1;
+  private loaded = 0;
+  private readonly listeners = new Set<(head: number) => void>();
+  private refreshing: Promise<void> | null = null;
+  private refresh_again = false;
+  private poll: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(store: LedgerStore, tokens: TokenRegistry, clock: Clock, logger: Logger, options: EventHubOptions, signal: EventSignal | null = null) {
+    this.store = store;
+    this.tokens = tokens;
+    this.clock = clock;
+    this.logger = logger;
+    this.options = options;
+    this.signal = signal;
+  }
+
+  /** Starts from the store's current head (events before it are read from the store when asked for). */
+  async start(): Promise<void> {
+    this.loaded = await this.store.eventHead();
+    this.window_start = this.loaded + 1;
+    await this.signal?.start(() => this.changed());
+    this.poll = setInterval(() => this.changed(), this.options.poll_interval_ms);
+    this.poll.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.poll !== null) clearInterval(this.poll);
+    this.poll = null;
+    await this.signal?.stop();
+    if (this.refreshing !== null) await this.refreshing;
+    this.listeners.clear();
+  }
+
+  head(): number {
+    return this.loaded;
+  }
+
+  onAdvance(listener: (head: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The log may have grown: load what is new into the window, then tell the listeners. Never runs twice at once. */
+  changed(): void {
+    if (this.stopped) return;
+    if (this.refreshing !== null) {
+      this.refresh_again = true;
+      return;
+    }
+    this.refreshing = this.refresh()
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'reading new events failed; will retry at the next change or poll'))
+      .finally(() => {
+        this.refreshing = null;
+        if (this.refresh_again) {
+          this.refresh_again = false;
+          this.changed();
+        }
+      });
+  }
+
+  async read(after: number, limit: number): Promise<EncodedEvent[]> {
+    const count = Math.min(limit, EVENT_READ_LIMIT_MAX);
+    const events = after + 1 >= this.window_start
+      ? this.window.slice(after + 1 - this.window_start, after + 1 - this.window_start + count)
+      : await this.readStored(after, count);
+    const first = events[0];
+    if (first !== undefined && first.occurred_at < unixSeconds(this.clock) - this.options.retention_s) {
+      throw new CursorExpiredError(after, first.occurred_at);
+    }
+    return events;
+  }
+
+  private async readStored(after: number, limit: number): Promise<EncodedEvent[]> {
+    // Never past what this hub has loaded, so that every reader sees the same head.
+    const events = (await this.store.readEvents(after, limit)).map((event) => encodeEvent(event, this.tokens));
+    return events.filter((event) => event.sequence <= this.loaded);
+  }
+
+  private async refresh(): Promise<void> {
+    for (;;) {
+      const events = await this.store.readEvents(this.loaded, EVENT_READ_LIMIT_MAX);
+      if (events.length === 0) return;
+      for (const event of events) this.window.push(encodeEvent(event, this.tokens));
+      this.loaded = (events.at(-1) as { sequence: number }).sequence;
+      this.trimWindow();
+      for (const listener of this.listeners) listener(this.loaded);
+      if (events.length < EVENT_READ_LIMIT_MAX) return;
+    }
+  }
+
+  private trimWindow(): void {
+    const excess = this.window.length - this.options.window_events_max;
+    if (excess <= 0) return;
+    this.window = this.window.slice(excess);
+    this.window_start += excess;
+  }
+}
