@@ -1,9 +1,12 @@
 /**
  * The explorer: sign-in until there is a token, then the page of the current route. A 401 from any
  * call signs out with the service's reason; a 429 shows a banner until its Retry-After has passed.
+ * Live views share the tab's one event stream (event-stream.ts), handed down by context.
  */
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiContext, createApi, loadExplorerConfig, type ExplorerConfig } from './api';
+import { EventStream } from './event-stream';
+import { EventStreamContext } from './live';
 import { Notice } from './components/bits';
 import { Layout } from './components/layout';
 import { formatUtc } from './format';
@@ -18,6 +21,7 @@ import { TransferPage } from './pages/transfer';
 import { useRoute } from './router';
 import { href, type Route } from './routes';
 import { clearSession, isExpired, loadSession, saveSession, type Session } from './session';
+import { sseSource } from './sse-source';
 
 type RateLimit = { until_ms: number; message: string };
 
@@ -64,6 +68,26 @@ export function App() {
     });
   }, [session, config]);
 
+  // The tab's one event stream, for every live view: it opens when the first one needs it, rests
+  // while the tab is hidden, and closes on sign-out (a new session gets a new stream).
+  const stream = useMemo(() => {
+    if (api === null) return null;
+    return new EventStream({
+      source: sseSource({ base_url: window.location.origin, token: api.session.token }),
+      onError: (error) => void api.describe(error),
+    });
+  }, [api]);
+  useEffect(() => {
+    if (stream === null) return;
+    const onVisibility = () => stream.setVisible(document.visibilityState !== 'hidden');
+    onVisibility();
+    document.addEventListener('visibilitychange', onVisibility);
+    return () => {
+      document.removeEventListener('visibilitychange', onVisibility);
+      stream.close();
+    };
+  }, [stream]);
+
   // After the first page, a new page moves focus to its heading, so keyboard and screen-reader users
   // start at the new content (the first page leaves focus alone: the skip link is the first stop).
   const first_page = useRef(true);
@@ -103,9 +127,11 @@ export function App() {
   );
   return (
     <ApiContext.Provider value={api}>
-      <Layout route={route} session={session} onSignOut={() => signOut('You signed out.')} banner={banner}>
-        <Page route={route} />
-      </Layout>
+      <EventStreamContext.Provider value={stream}>
+        <Layout route={route} session={session} onSignOut={() => signOut('You signed out.')} banner={banner}>
+          <Page route={route} />
+        </Layout>
+      </EventStreamContext.Provider>
     </ApiContext.Provider>
   );
 }

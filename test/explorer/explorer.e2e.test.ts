@@ -5,13 +5,16 @@
  * transaction whose proof the browser verifies, sees a tampered proof (from a test double of the API)
  * shown as not verified, sends a transfer and watches it confirm, looks up a balance, pages through
  * an account's history and watches a new transaction in it go from pending to confirmed — on a
- * desktop and on a phone, with every page screenshotted and checked by axe-core.
+ * desktop and on a phone, with every page screenshotted and checked by axe-core. The live pages
+ * follow the event stream (GET /api/events) and poll only when it cannot be had: a pending
+ * transaction flips to confirmed without a poll, and with the stream refused it still does, by polling.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startEnvironment, type E2eEnvironment } from '../e2e/support/fixture.js';
 import { shortHash } from '../../explorer/src/format.js';
-import { serverErrors, waitUntilSealed, type SubmitBody, type TransactionRecord } from '../e2e/support/http.js';
+import { REFRESH_INTERVAL_MS } from '../../explorer/src/refresher.js';
+import { serverErrors, sleep, waitUntilSealed, type SubmitBody, type TransactionRecord } from '../e2e/support/http.js';
 import { createSigningKey, nowSeconds } from '../e2e/support/identity-provider.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { DESKTOP_VIEWPORT, expectAccessible, launchBrowser, PHONE_VIEWPORT, screenshot, type Browser } from './support/browser.js';
@@ -41,15 +44,22 @@ async function forgedToken(sub: string): Promise<string> {
   return env.idp.sign({ sub }, { key: await createSigningKey('ES256', env.idp.key('ES256').kid) });
 }
 
-async function openPage(url: string): Promise<Page> {
+/** A new tab at `url`; `expected_console` names the console errors a test provokes on purpose. */
+async function openPage(url: string, expected_console?: RegExp): Promise<Page> {
   const page = await browser.context.newPage();
   page.on('pageerror', (error) => page_errors.push(`${url}: ${error.message}`));
   page.on('console', (message) => {
     // The explorer logs nothing; an error here is a CSP refusal, a failed asset or a crash.
-    if (message.type() === 'error' && !/the server responded with a status of (400|401|404|429)/.test(message.text())) page_errors.push(`${url}: ${message.text()}`);
+    if (message.type() !== 'error' || /the server responded with a status of (400|401|404|429)/.test(message.text())) return;
+    if (expected_console?.test(message.text()) !== true) page_errors.push(`${url}: ${message.text()}`);
   });
   await page.goto(url);
   return page;
+}
+
+/** The header's note on how the page stays current: `live`, `polling`, `connecting`, `paused` or `idle`. */
+function liveMode(page: Page): Promise<string | null> {
+  return page.locator('.live-mode').getAttribute('data-mode');
 }
 
 async function signIn(page: Page, token: string): Promise<void> {
@@ -125,6 +135,9 @@ describe('the explorer, end to end in Chromium', () => {
     expect(await tile('volume-24h').textContent()).toBe(`$${stats.trading_volume_24h}`);
     expect(await tile('active-users-24h').textContent()).toBe(String(stats.active_users_24h));
     expect(await page.locator('.blocks-table tbody tr').first().getAttribute('data-block')).toBe(String(stats.latest_block_number));
+    // The page follows the event stream, and says so.
+    await expect.poll(() => liveMode(page), { timeout: WAIT_MS }).toBe('live');
+    expect(await page.getByRole('status').filter({ hasText: 'Updates: Live' }).count()).toBe(1);
 
     // A new block appears on the open page without a reload.
     const receipt = await env.admin.submit({ from: ADMIN, to: 'dave', amount: 5, token: 'TAB', type: 'mint' });
@@ -303,15 +316,18 @@ describe('the explorer, end to end in Chromium', () => {
     await page.close();
   });
 
-  it('shows a 429 with its Retry-After instead of swallowing it, and pauses polling', { timeout: 60_000 }, async () => {
+  it('shows a 429 with its Retry-After instead of swallowing it, and pauses its refreshes', { timeout: 60_000 }, async () => {
     const hasty_token = await env.idp.token('hasty');
     const page = await openPage(service_url);
     await signIn(page, hasty_token);
-    // Use up hasty's whole limit from outside the page; the page's next poll is refused (a request
-    // refills only every 288 s: a day's window over RATE_LIMIT_MAX).
+    await expect.poll(() => liveMode(page), { timeout: WAIT_MS }).toBe('live');
+    // Use up hasty's whole limit from outside the page (a request refills only every 288 s: a day's
+    // window over RATE_LIMIT_MAX); then a new block makes the page load its statistics again, refused.
     let last = await api('/api/stats', hasty_token);
     for (let request = 0; request < RATE_LIMIT_MAX && last.status !== 429; request += 1) last = await api('/api/stats', hasty_token);
     expect(last.status).toBe(429);
+    const mint = await env.admin.submit({ from: ADMIN, to: 'hasty', amount: 1, token: 'TAB', type: 'mint' });
+    expect(mint.status, mint.text).toBe(202);
     const retry_after_s = Number(last.headers.get('retry-after'));
     expect(retry_after_s).toBeGreaterThan(0);
     const banner = page.locator('.banner');
@@ -369,10 +385,10 @@ describe('the explorer, end to end in Chromium', () => {
   });
 });
 
-describe("an account's history, end to end in Chromium", () => {
+describe("an account's history and a pending transaction, live, end to end in Chromium", () => {
   // Blocks every 8 s: a transaction submitted just after a seal stays pending long enough for the
-  // page, which polls every 2 s, to show it pending (and for the test to read the row and take its
-  // screenshot) before it shows it confirmed, with room to spare on a loaded machine.
+  // page to show it pending (and for the test to read the row, count the page's requests and take
+  // its screenshot) before it shows it confirmed, with room to spare on a loaded machine.
   const BLOCK_INTERVAL_MS = 8000;
   const LONG_USER = 'auth0|5f7c8ec7c33c6c004bbafe82';
   const TABLET_VIEWPORT = { width: 768, height: 1024 };
@@ -478,11 +494,12 @@ describe("an account's history, end to end in Chromium", () => {
     expect(history_requests.length).toBe(requests_on_older_page);
     await expectAccessible(page, 'account history, older page');
 
-    // Newest: back to the first page, which is polled again.
+    // Newest: back to the first page, which is loaded and followed again (see the new transfer below).
     await page.getByRole('button', { name: 'Newest transactions' }).click();
     await expect.poll(shown).toEqual(first.transactions.map((tx) => tx.tx_hash));
     expect(await heading_focused()).toBe(true);
-    await expect.poll(() => history_requests.length, { timeout: WAIT_MS }).toBeGreaterThan(requests_on_older_page + 1);
+    expect(history_requests.length).toBeGreaterThan(requests_on_older_page);
+    expect(await liveMode(page)).toBe('live');
 
     // The links: the transaction, then the counterparty.
     await row(mint).getByRole('link', { name: `Transaction ${shortHash(mint)}` }).click();
@@ -528,6 +545,82 @@ describe("an account's history, end to end in Chromium", () => {
     await page.goto(`${slow.service.url}/#/account/nobody`);
     await expect.poll(() => page.locator('.account-history [role="status"]').textContent()).toBe('nobody has no transactions yet.');
     expect(await page.locator('.history-table').count()).toBe(0);
+    await page.close();
+    expect(page_errors).toEqual([]);
+  });
+
+  /** A transfer of grace's submitted just after a seal, so that it stays pending for most of a block interval. */
+  const submitAfterSeal = async (amount: string): Promise<string> => {
+    const marker = await slow.admin.submit({ from: ADMIN, to: 'marker', amount: 1, token: 'TAB', type: 'mint' });
+    await waitUntilSealed(slow.admin, [marker.body.tx_hash], 3 * BLOCK_INTERVAL_MS);
+    const receipt = await slow.anonymous.as(grace_token).submit({ from: 'grace', to: 'heidi', amount, token: 'TAB', type: 'transfer' });
+    expect(receipt.status, receipt.text).toBe(202);
+    return receipt.body.tx_hash;
+  };
+
+  /** Opens the transaction's page from the search box (the tab, and its event stream, stay), counting the page's requests for it. */
+  const openTransaction = async (page: Page, hash: string): Promise<string[]> => {
+    const requests: string[] = [];
+    page.on('request', (request) => {
+      const path = new URL(request.url()).pathname;
+      if (path === `/api/transactions/${hash}`) requests.push(path);
+    });
+    await page.getByRole('searchbox').fill(hash);
+    await page.getByRole('searchbox').press('Enter');
+    await expect.poll(() => page.locator('[data-field="status"]').textContent(), { timeout: WAIT_MS }).toContain('pending');
+    return requests;
+  };
+
+  it('flips a pending transaction to confirmed when its event arrives, without polling', { timeout: 60_000 }, async () => {
+    const page = await openPage(slow.service.url);
+    await signIn(page, grace_token);
+    await expect.poll(() => liveMode(page), { timeout: WAIT_MS }).toBe('live');
+    const hash = await submitAfterSeal('0.25');
+    const requests = await openTransaction(page, hash);
+    // Polling asked every second; now the page waits for the stream (after at most one load for the
+    // transaction's own `transaction.accepted`, which may come just after the page opened).
+    await sleep(REFRESH_INTERVAL_MS + 200);
+    const before = requests.length;
+    await sleep(3000);
+    expect((await slow.admin.transaction(hash)).body.status, 'sealed too early for this check').toBe('pending');
+    expect(requests.length - before).toBe(0);
+    expect(await liveMode(page)).toBe('live');
+
+    // Its `transaction.confirmed` flips the page, which loads it once more, then the block and the proof.
+    await expect.poll(() => page.locator('[data-field="status"]').textContent(), { timeout: 2 * BLOCK_INTERVAL_MS }).toContain('confirmed');
+    await expect.poll(() => page.locator('.verification').getAttribute('data-verified'), { timeout: WAIT_MS }).toBe('true');
+    expect(requests.length - before).toBe(1);
+    expect(await page.locator('[data-final-status="confirmed"]').count()).toBe(1);
+    // Confirmed is final: nothing more is asked about it.
+    await sleep(2500); // the page polled a pending transaction every second
+    expect(requests.length - before).toBe(1);
+    await expectAccessible(page, 'transaction confirmed from the event stream');
+    await page.close();
+    expect(page_errors).toEqual([]);
+  });
+
+  it('falls back to polling when the event stream is refused, says so, and still flips a pending transaction', { timeout: 60_000 }, async () => {
+    const page = await openPage(slow.service.url, /net::ERR_CONNECTION_REFUSED/);
+    let refused = 0;
+    await page.route((url) => url.pathname === '/api/events', (route) => {
+      refused += 1;
+      return route.abort('connectionrefused');
+    });
+    await signIn(page, grace_token);
+    await expect.poll(() => liveMode(page), { timeout: WAIT_MS }).toBe('polling');
+    expect(refused).toBeGreaterThanOrEqual(3);
+    expect(await page.getByRole('status').filter({ hasText: 'Updates: Polling' }).count()).toBe(1);
+
+    const hash = await submitAfterSeal('0.5');
+    const requests = await openTransaction(page, hash);
+    const before = requests.length;
+    await sleep(3000);
+    // Polled about every second while pending.
+    expect(requests.length - before).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => page.locator('[data-field="status"]').textContent(), { timeout: 2 * BLOCK_INTERVAL_MS }).toContain('confirmed');
+    await expect.poll(() => page.locator('.verification').getAttribute('data-verified'), { timeout: WAIT_MS }).toBe('true');
+    expect(await liveMode(page)).toBe('polling');
+    await expectAccessible(page, 'transaction, polling');
     await page.close();
     expect(page_errors).toEqual([]);
   });

@@ -1,15 +1,17 @@
 /**
- * An account's transactions, 20 a page, newest first. The first page is followed live (new pending
- * transactions appear, pending ones turn confirmed or failed); an older page, reached with the
- * cursor of the page before it, is loaded once (and retried only if loading it failed). While a page
- * loads the one before stays on screen, so the pager button that was pressed keeps the focus; when
- * that button goes away (no older page, back on the first), focus moves to the section's heading.
+ * An account's transactions, 20 a page, newest first. The first page is followed live from the event
+ * stream, or polled while it is not live (new pending transactions appear, pending ones turn confirmed
+ * or failed); an older page, reached with the cursor of the page before it, is loaded once (and
+ * retried only if loading it failed). While a page loads the one before stays on screen, so the
+ * pager button that was pressed keeps the focus; when that button goes away (no older page, back on
+ * the first), focus moves to the section's heading.
  */
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { AccountTransactionsPage } from '@tabula/client';
 import { formatCount } from '../format';
 import { HISTORY_PAGE_SIZE, NEWEST_PAGE, olderPage, pageRange, type HistoryPosition } from '../history';
-import { useLive } from '../live';
+import { touchesAccount } from '../live-events';
+import { useLive, useNow } from '../live';
 import { Notice } from './bits';
 import { HistoryTable } from './history-table';
 
@@ -25,7 +27,9 @@ export function AccountHistory({ user }: { user: string }) {
     return { position, page, at_ms: Date.now() };
   }, [user, position.cursor, position.number], {
     poll_ms: (data) => (position.cursor === null || data === null ? HISTORY_POLL_MS : null),
+    refresh_on: (event) => position.cursor === null && touchesAccount(event, user),
   });
+  const now_ms = useNow();
 
   // The page on screen: the one just loaded, or the one before while the next loads.
   const last_shown = useRef<Loaded | null>(null);
@@ -56,7 +60,7 @@ export function AccountHistory({ user }: { user: string }) {
           user={user}
           transactions={shown.page.transactions}
           caption={`Transactions of ${user}, newest first, page ${shown.position.number}`}
-          now_ms={shown.at_ms}
+          now_ms={Math.max(now_ms, shown.at_ms)}
           busy={busy}
         />
       )}
@@ -89,6 +93,6 @@ function summary(user: string, position: HistoryPosition, shown: Loaded | null, 
   const { first, last } = pageRange(shown.position, count);
   const range = `Transactions ${formatCount(first)} to ${formatCount(last)}, newest first, pending ones included`;
   return shown.position.number === 1
-    ? `${range}; refreshed every ${HISTORY_POLL_MS / 1000} s.`
+    ? `${range}; new ones appear as they happen.`
     : `${range}. Older pages are not refreshed: “Newest transactions” shows new ones.`;
 }

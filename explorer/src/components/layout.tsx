@@ -1,7 +1,11 @@
-/** The frame of every page: skip link, header (brand, navigation, search, who is signed in), main, footer. */
+/**
+ * The frame of every page: skip link, header (brand, navigation, search, whether the page is live or
+ * polling, who is signed in), main, footer.
+ */
 import type { ComponentChildren } from 'preact';
 import type { Route } from '../routes';
 import type { Session } from '../session';
+import { LiveIndicator } from './live-indicator';
 import { SearchBox } from './search-box';
 
 type Props = {
@@ -44,6 +48,7 @@ export function Layout({ route, session, onSignOut, banner, children }: Props) {
               </nav>
               <SearchBox />
               <div class="who">
+                <LiveIndicator />
                 <span>
                   Signed in as <a class="account" href={`#/account/${encodeURIComponent(session.sub)}`}>{session.sub}</a>
                 </span>

@@ -1,8 +1,9 @@
-/** The six network statistics, refreshed every two seconds. */
+/** The six network statistics, loaded again with each new block (or every two seconds while polling). */
 import type { ComponentChildren } from 'preact';
 import type { Stats } from '@tabula/client';
 import { useApi } from '../api';
 import { formatCount, groupDigits } from '../format';
+import { isBlockSealed } from '../live-events';
 import { useLive } from '../live';
 import { BlockLink, Notice } from './bits';
 
@@ -10,7 +11,7 @@ export const STATS_POLL_MS = 2000;
 
 export function StatsTiles() {
   const { config } = useApi();
-  const stats = useLive((client, signal) => client.getStats({ signal }), [], { poll_ms: () => STATS_POLL_MS });
+  const stats = useLive((client, signal) => client.getStats({ signal }), [], { poll_ms: () => STATS_POLL_MS, refresh_on: isBlockSealed });
   const data: Stats | null = stats.data;
   return (
     <section aria-labelledby="stats-heading" class="stats">

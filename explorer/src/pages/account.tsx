@@ -1,12 +1,13 @@
 /**
  * A user's balances from confirmed state (the native token, USDG, and their total in USD), and under
- * them the user's transactions, newest first.
+ * them the user's transactions, newest first. Both follow the event stream (or poll while it is not live).
  */
 import { useApi } from '../api';
 import { AccountHistory } from '../components/account-history';
 import { Notice } from '../components/bits';
 import { PageHeading } from '../components/page-heading';
 import { groupDigits } from '../format';
+import { changesBalance } from '../live-events';
 import { useLive } from '../live';
 import { href } from '../routes';
 
@@ -14,7 +15,10 @@ const POLL_MS = 2000;
 
 export function AccountPage({ user }: { user: string }) {
   const { config, session } = useApi();
-  const live = useLive((client, signal) => client.getBalance(user, { signal }), [user], { poll_ms: () => POLL_MS });
+  const live = useLive((client, signal) => client.getBalance(user, { signal }), [user], {
+    poll_ms: () => POLL_MS,
+    refresh_on: (event) => changesBalance(event, user),
+  });
   const balance = live.data;
   return (
     <>
@@ -38,7 +42,7 @@ export function AccountPage({ user }: { user: string }) {
               <dd class="tile-value">${groupDigits(balance.total_usd_text)}</dd>
             </div>
           </dl>
-          <p class="muted">From confirmed transactions only; refreshed every 2 s. A user who never transacted has zero balances.</p>
+          <p class="muted">From confirmed transactions only; updated as they are confirmed. A user who never transacted has zero balances.</p>
         </section>
       )}
       <AccountHistory user={user} />

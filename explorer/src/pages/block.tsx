@@ -6,6 +6,7 @@ import { BlockLink, Fields, Hash, Notice, Time, TransactionLink } from '../compo
 import { PageHeading } from '../components/page-heading';
 import { check, type Check, VerificationPanel } from '../components/verification';
 import { formatCount } from '../format';
+import { sealsBlock } from '../live-events';
 import { useLive } from '../live';
 import { href } from '../routes';
 
@@ -29,7 +30,7 @@ export function BlockPage({ number }: { number: number }) {
       }
       throw error;
     }
-  }, [number], { poll_ms: (data) => (data === null ? 2000 : null) });
+  }, [number], { poll_ms: (data) => (data === null ? 2000 : null), refresh_on: (event) => sealsBlock(event, number) });
 
   const [checks, setChecks] = useState<Check[] | null>(null);
   useEffect(() => {

@@ -1,12 +1,14 @@
 /**
  * All blocks, newest first, a page at a time. A page is named by its newest block (`#/blocks?from=120`)
- * so it stays the same page while new blocks arrive; the first page follows the head of the chain.
+ * so it stays the same page while new blocks arrive; the first page follows the head of the chain
+ * (loaded again with each `block.sealed` event, or polled while the event stream is not live).
  */
 import { BlocksTable } from '../components/blocks-table';
 import { Notice } from '../components/bits';
 import { PageHeading } from '../components/page-heading';
 import { formatCount } from '../format';
-import { useLive } from '../live';
+import { isBlockSealed } from '../live-events';
+import { useLive, useNow } from '../live';
 import { href } from '../routes';
 
 const POLL_MS = 2000;
@@ -18,7 +20,8 @@ export function BlocksPage({ from, limit }: { from: number | null; limit: number
     const start = from === null ? latest : Math.min(from, latest);
     const page = from === null ? head : await client.listBlocks({ limit, offset: latest - start }, { signal });
     return { page, latest, start, at_ms: Date.now() };
-  }, [from, limit], { poll_ms: () => POLL_MS });
+  }, [from, limit], { poll_ms: () => POLL_MS, refresh_on: isBlockSealed });
+  const now_ms = useNow();
 
   const data = live.data;
   const oldest_shown = data === null ? null : (data.page.blocks[data.page.blocks.length - 1]?.number ?? null);
@@ -30,9 +33,9 @@ export function BlocksPage({ from, limit }: { from: number | null; limit: number
         <>
           <p class="muted">
             Blocks #{formatCount(data.start)} to #{formatCount(oldest_shown ?? data.start)} of {formatCount(data.page.total)}, newest first
-            {from === null ? ' (refreshed every 2 s)' : ''}.
+            {from === null ? ' (new blocks appear as they are sealed)' : ''}.
           </p>
-          <BlocksTable blocks={data.page.blocks} caption="Blocks, newest first" now_ms={data.at_ms} />
+          <BlocksTable blocks={data.page.blocks} caption="Blocks, newest first" now_ms={Math.max(now_ms, data.at_ms)} />
           <nav class="pager" aria-label="Block pages">
             {data.start < data.latest ? (
               <a href={href({ name: 'blocks', from: data.start + limit >= data.latest ? null : data.start + limit, limit })} rel="prev">← Newer</a>

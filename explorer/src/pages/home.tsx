@@ -1,9 +1,10 @@
-/** The overview: network statistics and the latest blocks, both live. */
+/** The overview: network statistics and the latest blocks, both live (from the event stream, or polled). */
 import { BlocksTable } from '../components/blocks-table';
 import { Notice } from '../components/bits';
 import { PageHeading } from '../components/page-heading';
 import { StatsTiles } from '../components/stats-tiles';
-import { useLive } from '../live';
+import { isBlockSealed } from '../live-events';
+import { useLive, useNow } from '../live';
 
 export const LATEST_BLOCKS = 10;
 export const BLOCKS_POLL_MS = 2000;
@@ -11,7 +12,9 @@ export const BLOCKS_POLL_MS = 2000;
 export function HomePage() {
   const page = useLive(async (client, signal) => ({ page: await client.listBlocks({ limit: LATEST_BLOCKS, offset: 0 }, { signal }), at_ms: Date.now() }), [], {
     poll_ms: () => BLOCKS_POLL_MS,
+    refresh_on: isBlockSealed,
   });
+  const now_ms = useNow();
   return (
     <>
       <PageHeading title="Ledger overview" />
@@ -23,7 +26,7 @@ export function HomePage() {
         </div>
         {page.error === null ? null : <Notice kind="error">Blocks could not be refreshed: {page.error}</Notice>}
         {page.data === null ? <p class="muted" role="status">Loading blocks…</p> : (
-          <BlocksTable blocks={page.data.page.blocks} caption="The latest blocks, newest first" now_ms={page.data.at_ms} />
+          <BlocksTable blocks={page.data.page.blocks} caption="The latest blocks, newest first" now_ms={Math.max(now_ms, page.data.at_ms)} />
         )}
       </section>
     </>

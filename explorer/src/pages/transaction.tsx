@@ -10,6 +10,7 @@ import { AccountLink, BlockLink, Fields, Hash, Notice, StatusBadge, Time } from 
 import { PageHeading } from '../components/page-heading';
 import { check, same, type Check, VerificationPanel } from '../components/verification';
 import { formatCount, groupDigits } from '../format';
+import { concernsTransaction } from '../live-events';
 import { useLive } from '../live';
 
 export const PENDING_POLL_MS = 1000;
@@ -29,7 +30,10 @@ export function TransactionPage({ hash }: { hash: string }) {
       if (error instanceof NotFoundError && error.code === 'transaction_not_found') return { missing: true };
       throw error;
     }
-  }, [hash], { poll_ms: (data) => (data !== null && 'tx' in data && data.sealed !== null ? null : PENDING_POLL_MS) });
+  }, [hash], {
+    poll_ms: (data) => (data !== null && 'tx' in data && data.sealed !== null ? null : PENDING_POLL_MS),
+    refresh_on: (event) => concernsTransaction(event, hash),
+  });
 
   const [checks, setChecks] = useState<Check[] | null>(null);
   useEffect(() => {
@@ -49,7 +53,7 @@ export function TransactionPage({ hash }: { hash: string }) {
       <p class="subtitle"><Hash value={hash} /></p>
       {live.error === null ? null : <Notice kind="error">The transaction could not be loaded: {live.error}</Notice>}
       {data === null ? <p class="muted" role="status">Loading transaction…</p> : 'missing' in data ? (
-        <Notice kind="info" title="No such transaction">No transaction has this hash (yet). Still looking every second…</Notice>
+        <Notice kind="info" title="No such transaction">No transaction has this hash (yet). It appears here once it is submitted.</Notice>
       ) : (
         <>
           <section class="card" aria-labelledby="details-heading">
@@ -100,7 +104,7 @@ function StatusHistory({ tx, block, at_ms }: { tx: Transaction; block: Block | n
           <StatusBadge status="pending" /> submitted and stored durably, <Time seconds={tx.timestamp} now_ms={at_ms} />
         </li>
         {tx.status === 'pending' || block === null ? (
-          <li class="muted">waiting for the next block… (checked every second)</li>
+          <li class="muted">waiting for the next block…</li>
         ) : (
           <li data-final-status={tx.status}>
             <StatusBadge status={tx.status} /> {tx.status === 'failed' ? `failed (${tx.error ?? 'no reason given'}) ` : ''}
