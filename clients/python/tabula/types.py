@@ -1,0 +1,154 @@
+"""The records of the Tabula API (docs/api.md) as this client returns them: plain dicts, typed.
+
+Amounts are ``Decimal`` (exact), timestamps integer Unix seconds, hashes ``0x`` + 64 lowercase hex.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Callable, Literal, Optional, TypedDict, Union
+
+TransactionType = Literal["transfer", "mint", "burn"]
+TransactionStatus = Literal["pending", "confirmed", "failed"]
+
+#: A JSON value as this client reads it (numbers with a fraction or exponent are ``Decimal``).
+JsonValue = Any
+
+#: The bearer token, or a function returning it. A function is called before every request, and
+#: again once after a 401; if it takes a ``refresh`` keyword it is told which (``refresh=True``).
+TokenProvider = Callable[..., str]
+Jwt = Union[str, TokenProvider]
+
+_SubmitTransactionRequired = TypedDict("_SubmitTransactionRequired", {
+    "from": str,
+    "to": str,
+    #: A Decimal, an int or a decimal string; never a float.
+    "amount": Union[Decimal, int, str],
+    #: ``TAB`` (the native symbol) or ``USDG``, any case.
+    "token": str,
+    "type": TransactionType,
+})
+
+
+class SubmitTransactionRequest(_SubmitTransactionRequired, total=False):
+    metadata: dict[str, JsonValue]
+
+
+class BatchTransactionRequest(SubmitTransactionRequest, total=False):
+    #: Like ``Idempotency-Key`` of a single submission; a random UUID unless given.
+    idempotency_key: str
+
+
+class SubmitReceipt(TypedDict):
+    tx_hash: str
+    status: Literal["pending"]
+    timestamp: int
+    #: True when the service answered a retry with the first submission's receipt (``Idempotent-Replayed``).
+    replayed: bool
+    #: The ``Idempotency-Key`` the submission was sent with.
+    idempotency_key: str
+
+
+class BatchItemResult(TypedDict, total=False):
+    """One item of ``submit_batch``: status 202 with ``tx_hash``/``timestamp``/``replayed``, or a 4xx with ``error``."""
+
+    index: int
+    status: int
+    tx_hash: str
+    timestamp: int
+    replayed: bool
+    #: The problem+json body of a refused item, with its stable ``code``.
+    error: dict[str, Any]
+    idempotency_key: str
+
+
+class BatchReceipt(TypedDict):
+    accepted: int
+    rejected: int
+    results: list[BatchItemResult]
+
+
+Transaction = TypedDict("Transaction", {
+    "tx_hash": str,
+    "from": str,
+    "to": str,
+    "amount": Decimal,
+    "token": str,
+    "type": TransactionType,
+    "metadata": dict[str, JsonValue],
+    "status": TransactionStatus,
+    "timestamp": int,
+    "block_number": Optional[int],
+    "block_hash": Optional[str],
+    "position": Optional[int],
+    #: Why a failed transaction failed: ``insufficient_funds``, ``balance_overflow``.
+    "error": Optional[str],
+    "nonce": str,
+})
+
+
+class AccountTransactionsPage(TypedDict):
+    user_id: str
+    #: Newest first; pending ones included.
+    transactions: list[Transaction]
+    #: Pass it as ``cursor`` for the next (older) page; None on the last page.
+    next_cursor: Optional[str]
+
+
+class InclusionProof(TypedDict):
+    tx_hash: str
+    block_number: int
+    block_hash: str
+    transactions_root: str
+    leaf_index: int
+    tree_size: int
+    audit_path: list[str]
+
+
+class Balance(TypedDict):
+    user_id: str
+    native: Decimal
+    usdg: Decimal
+    total_usd: Decimal
+
+
+class BlockHeader(TypedDict):
+    number: int
+    hash: str
+    parent_hash: str
+    timestamp: int
+    transactions_count: int
+    transactions_root: str
+
+
+class Block(BlockHeader):
+    transactions: list[str]
+
+
+class BlockPage(TypedDict):
+    blocks: list[BlockHeader]
+    total: int
+    limit: int
+    offset: int
+
+
+class Stats(TypedDict):
+    total_transactions: int
+    total_users: int
+    native_price: Decimal
+    trading_volume_24h: Decimal
+    active_users_24h: int
+    latest_block_number: int
+
+
+class HealthStatus(TypedDict):
+    status: str
+
+
+class ChainVerification(TypedDict):
+    """What ``verify_chain`` checked; ``head`` is a trust anchor for later proofs."""
+
+    from_block: int
+    to_block: int
+    blocks_verified: int
+    head: BlockHeader
