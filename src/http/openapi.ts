@@ -10,14 +10,18 @@ import { STATUS_CODES } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { API_MAJOR_VERSION, API_VERSION_HEADER } from './api-version.js';
 import { ERROR_CATALOGUE, type ErrorCode } from './error-catalogue.js';
 import { PROBLEM_CONTENT_TYPE, problem } from './problem.js';
 import { ProblemSchema } from './schemas.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 export const DOCS_PREFIX = '/docs';
-/** Version of the HTTP interface described (not of the package). */
-export const API_VERSION = '1.0.0';
+/**
+ * Version of the HTTP interface described (not of the package): its major is the `API-Version` every
+ * `/api` answer carries; the minor grows with each addition (1.1: the event stream).
+ */
+export const API_VERSION = `${API_MAJOR_VERSION}.1.0`;
 
 /**
  * Every `/api` route can answer these: authentication, the rate limit, the store being unreachable
@@ -50,7 +54,10 @@ const HEADERS_BY_STATUS: Record<number, Record<string, unknown>> = {
 };
 
 /** Headers every `/api` answer carries. */
-export const API_RESPONSE_HEADERS = RATE_LIMIT_HEADERS;
+export const API_RESPONSE_HEADERS = {
+  ...RATE_LIMIT_HEADERS,
+  [API_VERSION_HEADER]: { type: 'string', description: 'The major version of the interface that answered (`/api/...` and `/api/v1/...` are version 1)', examples: [String(API_MAJOR_VERSION)] },
+};
 
 /**
  * problem+json responses for `codes`, one per status: the description lists each code with its
@@ -107,7 +114,9 @@ export async function registerOpenApi(app: FastifyInstance<any, any, any, any, a
           'inclusion proofs and statistics. Every `/api` route needs `Authorization: Bearer <JWT>` (and `X-API-Key`',
           'when the service has API keys). Errors are RFC 9457 `application/problem+json` with a stable `code`.',
           'Amounts in responses are JSON numbers whose text is the exact decimal of the base units. Hash encodings',
-          'and proof verification: docs/api.md. Besides the errors of each operation, any request may get:\n',
+          'and proof verification: docs/api.md. Every `/api/...` path is version 1 of the interface and is also served',
+          `as \`/api/v${API_MAJOR_VERSION}/...\`; answers name their version in \`${API_VERSION_HEADER}\`, and a route being retired says so with`,
+          '`Deprecation` (RFC 9745) and `Sunset` (RFC 8594) headers. Besides the errors of each operation, any request may get:\n',
           ...CONNECTION_ERROR_CODES.map((code) => `\n- ${ERROR_CATALOGUE[code].status} \`${code}\`: ${ERROR_CATALOGUE[code].description}`),
         ].join(' '),
       },

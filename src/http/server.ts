@@ -13,6 +13,7 @@ import type { LedgerMetrics } from '../metrics/ledger-metrics.js';
 import type { Clock } from '../service/clock.js';
 import type { LedgerService } from '../service/ledger-service.js';
 import type { TokenVerifier } from './auth.js';
+import { NO_DEPRECATIONS, routedUrl, setVersionHeaders, type DeprecationTable } from './api-version.js';
 import { clientErrorHandler, sendProblem } from './error-mapping.js';
 import { registerOpenApi } from './openapi.js';
 import { HttpProblem } from './problem.js';
@@ -57,6 +58,8 @@ export type ServerDependencies = {
   cors_origins?: readonly string[] | undefined;
   /** When set, `GET /api/events` streams the event log from this feed. */
   events?: { feed: EventFeed; limits: EventStreamLimits; store_head(): Promise<number>; on_streams_open?: (open: number) => void } | undefined;
+  /** Routes being retired, answered with `Deprecation` and `Sunset` headers (default: none). */
+  deprecations?: DeprecationTable | undefined;
 };
 
 export async function buildServer(deps: ServerDependencies) {
@@ -77,6 +80,11 @@ export async function buildServer(deps: ServerDependencies) {
   }
   if (deps.metrics_route !== null) await app.register(metricsRoutes, { metrics: deps.metrics, token: deps.metrics_route.token });
   await app.register(async (api) => {
+    const deprecations = deps.deprecations ?? NO_DEPRECATIONS;
+    api.addHook('onRequest', (request, reply, done) => {
+      setVersionHeaders(reply, `${request.method} ${request.routeOptions.url ?? ''}`, deprecations);
+      done();
+    });
     api.addHook('onRequest', (request, reply) => guard(deps, request, reply));
     await api.register(transactionRoutes, { service: deps.service, tokens: deps.tokens, metrics: deps.metrics, rate_limiter: deps.rate_limiter, clock: deps.clock });
     await api.register(accountRoutes, { service: deps.service, tokens: deps.tokens });
@@ -96,7 +104,7 @@ async function registerCors(app: Awaited<ReturnType<typeof baseServer>>, origins
     origin: origins.includes('*') ? '*' : [...origins],
     methods: ['GET', 'HEAD', 'POST'],
     allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-API-Key'],
-    exposedHeaders: ['Location', 'Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'Retry-After'],
+    exposedHeaders: ['Location', 'Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'API-Version', 'Deprecation', 'Sunset'],
     credentials: false,
     maxAge: CORS_MAX_AGE_S,
   });
@@ -119,6 +127,8 @@ function baseServer(logger: Logger, trust_proxy: readonly string[] = []) {
     bodyLimit: BODY_BYTES_MAX,
     routerOptions: { maxParamLength: PARAMETER_LENGTH_MAX },
     requestTimeout: REQUEST_TIMEOUT_MS,
+    // `/api/v1/...` is served by the route of `/api/...` (see api-version.ts).
+    rewriteUrl: (request) => routedUrl(request.url ?? '/'),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
     // While closing, requests on open connections are still served (with Connection: close): the
     // shutdown drains the writer and seals afterwards, so nothing acknowledged is lost.
