@@ -148,10 +148,8 @@ export class LedgerService {
    * How many distinct keys among `keys` the caller has already stored: items carrying them write
    * nothing (a replay, or 422 for another body). Lets a retried batch be charged only for what is new.
    */
-  async storedIdempotencyKeyCount(principal: Principal, keys: readonly unknown[]): Promise<number> {
-    const distinct = [...new Set(keys.filter(isIdempotencyKey))].slice(0, BATCH_TRANSACTIONS_MAX);
-    const found = await Promise.all(distinct.map((key) => this.store.findIdempotency(principal.sub, key)));
-    return found.filter((record) => record !== null).length;
+  async storedIdempotencyKeyCount(principal: Principal, keys: readonly string[]): Promise<number> {
+    return this.store.countIdempotencyKeys(principal.sub, keys.slice(0, BATCH_TRANSACTIONS_MAX));
   }
 
   private async claim(principal: Principal, key: string, request: TransactionRequest, field = 'Idempotency-Key') {
@@ -294,6 +292,11 @@ export class LedgerService {
     }
     await this.store.ping();
   }
+}
+
+/** The distinct well-formed idempotency keys among `keys` (what a batch's items carry). */
+export function distinctIdempotencyKeys(keys: readonly unknown[]): string[] {
+  return [...new Set(keys.filter(isIdempotencyKey))];
 }
 
 function isIdempotencyKey(key: unknown): key is string {

@@ -80,6 +80,8 @@ export interface LedgerStore {
   /** Appends pending transactions in order, in one durable commit. */
   appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]>;
   findIdempotency(caller: string, key: string): Promise<IdempotencyRecord | null>;
+  /** How many of `keys` (distinct, at most BATCH_TRANSACTIONS_MAX) `caller` has stored, in one query. */
+  countIdempotencyKeys(caller: string, keys: readonly string[]): Promise<number>;
   /** Forgets idempotency records created before `before_s`; returns how many. */
   pruneIdempotency(before_s: number): Promise<number>;
   getTransaction(tx_hash: string): Promise<Transaction | null>;

@@ -159,6 +159,32 @@ describe('POST /api/transactions/batch', () => {
     expect(await ledger.store.pendingCount()).toBe(8);
   });
 
+  it('refuses a batch that could not fit even if every keyed item were a repeat without looking up a key', async () => {
+    await ledger.close();
+    ledger = await startTestLedger({ RATE_LIMIT_MAX: '10' });
+    alice = clientFor(ledger, await ledger.token('alice'));
+    const store = ledger.store;
+    let lookups = 0;
+    const count = store.countIdempotencyKeys.bind(store);
+    const find = store.findIdempotency.bind(store);
+    store.countIdempotencyKeys = async (caller, keys) => { lookups += 1; return count(caller, keys); };
+    store.findIdempotency = async (caller, key) => { lookups += 1; return find(caller, key); };
+    expect((await alice.post(BATCH, { transactions: Array.from({ length: 9 }, (_, index) => transfer(`r${index}`)) })).json.accepted).toBe(9);
+    // One request left: 10 items, 2 keyed, would cost at least 8 even if both keys were stored.
+    const items = Array.from({ length: 10 }, (_, index) => ({ ...transfer(`s${index}`), ...(index < 2 ? { idempotency_key: `k-${index}` } : {}) }));
+    for (let attempt = 0; attempt < 5; attempt += 1) expectProblem(await alice.post(BATCH, { transactions: items }), 429, 'rate_limited');
+    expect(lookups).toBe(0);
+    expect(await ledger.store.pendingCount()).toBe(9);
+  });
+
+  it('reports at most ten schema errors for an item, however many it has', async () => {
+    const item = Object.fromEntries(Array.from({ length: 40 }, (_, index) => [`extra_${index}`, index]));
+    const call = await alice.post(BATCH, { transactions: [item] });
+    expect(call.status).toBe(200);
+    expect(call.json.results[0].error).toMatchObject({ code: 'validation_failed' });
+    expect(call.json.results[0].error.errors).toHaveLength(10);
+  });
+
   it('fails the whole batch with a bare 500 when the store cannot commit it', async () => {
     ledger.store.appendPending = async () => { throw new Error('disk full'); };
     const call = await ledger.app.inject({ method: 'POST', url: BATCH, headers: { authorization: `Bearer ${await ledger.token('alice')}` }, payload: { transactions: [transfer('bob')] } });

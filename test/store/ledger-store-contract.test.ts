@@ -102,6 +102,10 @@ describe(`the store contract (${testStoreKind()})`, () => {
       expect(await store.appendPending([keyed(pending(), 'alice', 'order-1', 'x'.repeat(64))])).toEqual([{ kind: 'replay', record }]);
       expect(await store.findIdempotency('alice', 'order-1')).toEqual(record);
       expect(await store.findIdempotency('alice', 'order-2')).toBeNull();
+      expect(await store.countIdempotencyKeys('alice', ['order-1', 'order-2'])).toBe(1);
+      expect(await store.countIdempotencyKeys('bob', ['order-1'])).toBe(1);
+      expect(await store.countIdempotencyKeys('carol', ['order-1'])).toBe(0);
+      expect(await store.countIdempotencyKeys('alice', [])).toBe(0);
       expect(await store.pendingCount()).toBe(2);
     });
 

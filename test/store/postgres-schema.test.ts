@@ -110,6 +110,7 @@ describe('PostgreSQL schema', () => {
       accountTransactions: ['alice', 1_000_000, 21],
       findIdempotency: ['alice', 'k'],
       findIdempotencies: [['alice'], ['k']],
+      countIdempotencyKeys: ['alice', ['k', 'l']],
       pendingTransactions: [100],
       balancesOf: [['alice'], ['TAB']],
       balancesOfUser: ['alice'],

@@ -34,6 +34,13 @@ describe('SQLite query plans', () => {
     }
   });
 
+  it('counts stored idempotency keys with one primary-key seek per key of the list, scanning only the list', () => {
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.countIdempotencyKeys}`).all('alice', '["a","b"]') as Array<{ detail: string }>).map((row) => row.detail);
+    const shown = plan.join(' | ');
+    expect(plan[0], shown).toMatch(/^SEARCH idempotency_keys USING PRIMARY KEY \(caller=\? AND key=\?\)/);
+    for (const step of plan.slice(1)) expect(step, shown).toMatch(/^(LIST SUBQUERY|SCAN json_each VIRTUAL TABLE)/);
+  });
+
   it("reads an account's history from its two covering indexes, merged in order: no scan of the table, no sort", () => {
     const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.accountTransactions}`).all('alice', 1000, 'alice', 1000, 21) as Array<{ detail: string }>).map((row) => row.detail);
     const shown = plan.join(' | ');

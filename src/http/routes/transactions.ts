@@ -4,7 +4,7 @@ import type { TokenRegistry } from '../../domain/tokens.js';
 import { TRANSACTION_TYPES } from '../../domain/transaction.js';
 import type { LedgerMetrics } from '../../metrics/ledger-metrics.js';
 import type { Clock } from '../../service/clock.js';
-import type { BatchItem, BatchItemOutcome, LedgerService, Principal } from '../../service/ledger-service.js';
+import { distinctIdempotencyKeys, type BatchItem, type BatchItemOutcome, type LedgerService, type Principal } from '../../service/ledger-service.js';
 import { toHttpProblem } from '../error-mapping.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
 import { parseHashParameter } from '../parameters.js';
@@ -40,14 +40,18 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app,
   /**
    * Charges a batch one request per transaction. When that does not fit, items whose idempotency key
    * the caller already stored (they write nothing) are not charged: a client retrying a batch whose
-   * answer it lost, as the SDK does, is not refused for the transactions it already paid for.
+   * answer it lost, as the SDK does, is not refused for the transactions it already paid for. The
+   * keys are looked up (in one query) only when that could let the batch in: a caller whose bucket
+   * could not take the batch even if every keyed item were a repeat is refused at no store cost.
    */
   async function chargeBatch(principal: Principal, bodies: readonly unknown[]): Promise<RateLimitDecision> {
     const key = `sub:${principal.sub}`;
     const now_ms = clock.now_ms();
     const decision = await rate_limiter.check(key, now_ms, bodies.length - 1);
     if (decision.allowed) return decision;
-    const keys = bodies.map((body) => (body as { idempotency_key?: unknown } | null)?.idempotency_key);
+    const keys = distinctIdempotencyKeys(bodies.map((body) => (body as { idempotency_key?: unknown } | null)?.idempotency_key));
+    const cost_at_best = Math.max(0, bodies.length - 1 - keys.length);
+    if (keys.length === 0 || !(await rate_limiter.peek(key, now_ms, cost_at_best)).allowed) return decision;
     const stored = await service.storedIdempotencyKeyCount(principal, keys);
     return stored === 0 ? decision : rate_limiter.check(key, now_ms, Math.max(0, bodies.length - 1 - stored));
   }
@@ -173,11 +177,15 @@ function batchItem(body: BatchItemBody): BatchItem {
   return { body: fields, idempotency_key };
 }
 
+/** Schema errors reported per refused batch item at the most; the rest are not even computed. */
+const ITEM_SCHEMA_ERRORS_MAX = 10;
+
 function schemaProblem(body: unknown): Problem {
-  const errors = [...batchItemCheck.Errors(body)].slice(0, 10).map((error) => ({
-    field: error.path.replace(/^\//, '').replaceAll('/', '.') || 'item',
-    message: error.message,
-  }));
+  const errors: Array<{ field: string; message: string }> = [];
+  for (const error of batchItemCheck.Errors(body)) {
+    errors.push({ field: error.path.replace(/^\//, '').replaceAll('/', '.') || 'item', message: error.message });
+    if (errors.length >= ITEM_SCHEMA_ERRORS_MAX) break;
+  }
   return problem('validation_failed', 'the transaction does not match the schema', errors);
 }
 

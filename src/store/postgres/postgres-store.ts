@@ -107,6 +107,7 @@ export const SQL = {
   findIdempotencies: `SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency_keys
        WHERE (caller, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
   findIdempotency: `SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency_keys WHERE caller = $1 AND key = $2`,
+  countIdempotencyKeys: 'SELECT count(*)::int AS stored FROM idempotency_keys WHERE caller = $1 AND key = ANY($2::text[])',
   pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < $1',
   insertTransactions: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq)
        SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, 'pending', $10::bigint + arrival
@@ -215,6 +216,11 @@ export class PostgresStore implements LedgerStore {
   async findIdempotency(caller: string, key: string): Promise<IdempotencyRecord | null> {
     const row = (await run<IdempotencyRow>(this.pool, 'findIdempotency', [caller, key])).rows[0];
     return row === undefined ? null : toIdempotencyRecord(row);
+  }
+
+  async countIdempotencyKeys(caller: string, keys: readonly string[]): Promise<number> {
+    if (keys.length === 0) return 0;
+    return (await run<{ stored: number }>(this.pool, 'countIdempotencyKeys', [caller, keys])).rows[0]?.stored ?? 0;
   }
 
   async pruneIdempotency(before_s: number): Promise<number> {

@@ -165,6 +165,11 @@ export class SqliteStore implements LedgerStore {
     return (this.statements.findIdempotency.get(caller, key) as IdempotencyRow | undefined) ?? null;
   }
 
+  async countIdempotencyKeys(caller: string, keys: readonly string[]): Promise<number> {
+    if (keys.length === 0) return 0;
+    return (this.statements.countIdempotencyKeys.get(caller, JSON.stringify(keys)) as { stored: number }).stored;
+  }
+
   async pruneIdempotency(before_s: number): Promise<number> {
     return this.statements.pruneIdempotency.run(before_s).changes;
   }
@@ -355,6 +360,7 @@ export const SQL = {
   claimIdempotency: `INSERT INTO idempotency_keys (caller, key, request_hash, tx_hash, timestamp, created_at)
        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (caller, key) DO NOTHING`,
   findIdempotency: 'SELECT caller, key, request_hash, tx_hash, timestamp FROM idempotency_keys WHERE caller = ? AND key = ?',
+  countIdempotencyKeys: 'SELECT count(*) AS stored FROM idempotency_keys WHERE caller = ? AND key IN (SELECT value FROM json_each(?))',
   pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < ?',
   insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
@@ -408,6 +414,7 @@ function prepareStatements(db: Database.Database) {
   return {
     claimIdempotency: db.prepare(SQL.claimIdempotency),
     findIdempotency: db.prepare(SQL.findIdempotency),
+    countIdempotencyKeys: db.prepare(SQL.countIdempotencyKeys),
     pruneIdempotency: db.prepare(SQL.pruneIdempotency),
     insertTransaction: db.prepare(SQL.insertTransaction),
     getTransaction: db.prepare(SQL.getTransaction).safeIntegers(true),
