@@ -138,6 +138,11 @@ function baseServer(logger: Logger, trust_proxy: readonly string[] = []) {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setErrorHandler((error, request, reply) => sendProblem(request, reply, error));
+  // No answer of ours is to be sniffed into another type (a JSON body rendered as HTML, say).
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header('x-content-type-options', 'nosniff');
+    done();
+  });
   // Bodies are JSON only: without this, Fastify's built-in text/plain parser hands a string to the
   // schema (a confusing 400) where every other non-JSON type gets 415.
   app.removeContentTypeParser('text/plain');
