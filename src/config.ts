@@ -114,10 +114,20 @@ export function loadConfig(env: Environment = process.env): Config {
   if (config.metrics_port !== undefined && config.metrics_port === config.port) {
     throw new ConfigError('METRICS_PORT', `must differ from PORT (${config.port})`);
   }
+  if (config.metrics_port !== undefined && config.metrics_token === undefined && !isLoopbackHost(config.host)) {
+    throw new ConfigError('METRICS_TOKEN', `must be set when METRICS_PORT serves /metrics beyond loopback (HOST=${config.host}), or listen on a loopback HOST`);
+  }
   if (config.production && !hasJwtKeys(config.jwt)) {
     throw new ConfigError('JWT_ISSUER', 'NODE_ENV=production needs JWT_ISSUER, JWT_JWKS_URL or JWT_SECRET');
   }
   return config;
+}
+
+/** A host that only this machine can reach: `localhost`, 127.0.0.0/8 or ::1. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (bare === 'localhost' || bare === '::1') return true;
+  return net.isIPv4(bare) && bare.startsWith('127.');
 }
 
 function jwtSettings(env: Environment): JwtConfig {

@@ -93,7 +93,7 @@ describe('/metrics', () => {
   });
 
   it('moves to a server of its own with METRICS_PORT, leaving the API port without it', async () => {
-    ledger = await startTestLedger({ METRICS_PORT: '9464' });
+    ledger = await startTestLedger({ METRICS_PORT: '9464', HOST: '127.0.0.1' });
     expect((await ledger.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404);
     expect(ledger.metrics_app).not.toBeNull();
     const call = await ledger.metrics_app!.inject({ method: 'GET', url: '/metrics' });
@@ -106,5 +106,11 @@ describe('/metrics', () => {
     expect(() => loadConfig({ METRICS_PORT: '0' })).toThrowError(/^METRICS_PORT:/);
     expect(() => loadConfig({ METRICS_PORT: '8080' })).toThrowError(/^METRICS_PORT: must differ from PORT/);
     expect(loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN })).toMatchObject({ metrics_port: 9464, metrics_token: METRICS_TOKEN });
+    // Beyond loopback, /metrics (which names accounts' activity and the service's internals) needs its token.
+    expect(() => loadConfig({ METRICS_PORT: '9464', HOST: '0.0.0.0', JWT_SECRET: 'x'.repeat(32) })).toThrowError(/^METRICS_TOKEN: must be set when METRICS_PORT serves \/metrics beyond loopback \(HOST=0\.0\.0\.0\)/);
+    expect(() => loadConfig({ METRICS_PORT: '9464', HOST: '::' })).toThrowError(/^METRICS_TOKEN:/);
+    for (const host of ['127.0.0.1', '127.3.2.1', 'localhost', '::1', '[::1]']) {
+      expect(loadConfig({ METRICS_PORT: '9464', HOST: host })).toMatchObject({ metrics_port: 9464, metrics_token: undefined });
+    }
   });
 });
