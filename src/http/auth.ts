@@ -115,7 +115,8 @@ function headerAlgorithm(token: string): string {
 
 function principalOf(payload: jose.JWTPayload, admin_scope: string): Principal {
   if (typeof payload.sub !== 'string' || payload.sub.length === 0) throw new AuthError('invalid_token', 'token has no subject');
-  return { sub: payload.sub, admin: scopesOf(payload).includes(admin_scope) };
+  // Ids are NFC (domain/user-id.ts): an identity provider's other spelling of a subject is the same account.
+  return { sub: payload.sub.normalize('NFC'), admin: scopesOf(payload).includes(admin_scope) };
 }
 
 /** `scope` (space-separated) and `scp` (array or string) together. */

@@ -14,7 +14,7 @@ export const ERROR_CATALOGUE = {
   amount_out_of_range: { status: 400, description: '`amount` exceeds the largest storable amount (2^63 − 1 base units).' },
   unsupported_token: { status: 400, description: '`token` is neither the native symbol nor USDG.' },
   unsupported_transaction_type: { status: 400, description: '`type` is not one of transfer, mint, burn.' },
-  invalid_user_id: { status: 400, description: 'A user id is empty, longer than 128 characters, or contains whitespace or control characters.' },
+  invalid_user_id: { status: 400, description: 'A user id is empty, longer than 128 characters, not in Unicode NFC, or contains whitespace, control or invisible format characters (e.g. bidi controls).' },
   same_account: { status: 400, description: 'A transfer names the same account as `from` and `to`.' },
   invalid_metadata: { status: 400, description: '`metadata` is not a JSON object, nests deeper than 32 levels, or holds a lone UTF-16 surrogate, a number beyond the range of a double (e.g. `1e400`), or an integer beyond ±(2^53 − 1) with more than 15 significant digits, which a JSON number cannot carry exactly (send it as a string).' },
   metadata_too_large: { status: 400, description: '`metadata` serializes to more than 4 KiB.' },

@@ -139,7 +139,7 @@ export const HashParamsSchema = Type.Object({
 });
 export const BlockParamsSchema = Type.Object({ number: Type.String({ description: 'block number, a non-negative integer', examples: ['7'] }) });
 export const UserParamsSchema = Type.Object({
-  userId: Type.String({ description: 'user id: 1..128 characters, no whitespace or control characters', examples: ['alice', 'auth0|5f7c8ec7c33c6c004bbafe82'] }),
+  userId: Type.String({ description: 'user id: 1..128 characters in Unicode NFC, no whitespace, control or invisible format characters', examples: ['alice', 'auth0|5f7c8ec7c33c6c004bbafe82'] }),
 });
 export const BlocksQuerySchema = Type.Object({
   limit: Type.Optional(Type.String({ description: 'integer 1..100, default 20', examples: ['20'] })),

@@ -29,7 +29,9 @@ describe('user ids', () => {
     ['a single character', 'a'],
     ['128 ASCII characters', 'x'.repeat(128)],
     ['128 astral characters (256 UTF-16 units)', '\u{1F600}'.repeat(128)],
-    ['an id with a zero-width joiner emoji', 'family-\u{1F468}\u200D\u{1F469}'],
+    ['an emoji without a joiner', 'family-\u{1F468}\u{1F469}'],
+    ['an NFC accent (U+00E9)', 'Zo\u00e9'],
+    ['NFC Hangul syllables', '\uD55C\uAD6D\uC5B4'],
     ['Google subject digits', '109876543210987654321'],
     ['punctuation', 'github:octo-cat/42@x!#$%&*'],
   ])('accepts %s', (_label, id) => {
@@ -57,6 +59,14 @@ describe('user ids', () => {
     ['a lone low surrogate', 'a\udc00b'],
     ['a reversed surrogate pair', '\ude00\ud83d'],
     ['a trailing high surrogate', 'alice\ud83d'],
+    // One spelling per account: NFD and other non-NFC forms are refused, not made a second account.
+    ['an NFD accent (e + U+0301)', 'Zoe\u0301'],
+    ['NFD Hangul jamo', '\u1112\u1161\u11AB'],
+    ['a right-to-left override (U+202E)', 'alice\u202Eexe.txt'],
+    ['a left-to-right mark', 'a\u200Eb'],
+    ['a zero-width space', 'ali\u200Bce'],
+    ['a zero-width joiner (invisible, even inside an emoji sequence)', 'family-\u{1F468}\u200D\u{1F469}'],
+    ['a soft hyphen', 'ali\u00ADce'],
   ])('rejects %s with invalid_user_id', (_label, id) => {
     expect(isUserId(id)).toBe(false);
     expect(rejection(() => parseUserId(id, 'to'))).toEqual({ code: 'invalid_user_id', field: 'to' });
