@@ -7,9 +7,10 @@ export type ErrorEntry = { status: number; description: string };
 export const ERROR_CATALOGUE = {
   validation_failed: { status: 400, description: 'The request does not match the schema; `errors` lists each field.' },
   malformed_json: { status: 400, description: 'The body is not valid JSON (or carries a forbidden `__proto__`/`constructor` key).' },
+  number_not_exact: { status: 400, description: 'A number of the body (outside `amount`) has more digits than a JSON number (a double) holds, so it would be rounded: send it as a string.' },
   invalid_amount: { status: 400, description: '`amount` is not a finite number or a decimal string.' },
   amount_not_positive: { status: 400, description: '`amount` is zero or negative.' },
-  amount_not_exact: { status: 400, description: '`amount` is a JSON number with more than 15 significant digits; send it as a decimal string.' },
+  amount_not_exact: { status: 400, description: '`amount` is a number with more than 15 significant digits that reached the service as a double (not as JSON text, which is read exactly); send it as a decimal string.' },
   amount_too_precise: { status: 400, description: "`amount` has more fractional digits than the token's decimals (8 for the native token, 6 for USDG)." },
   amount_out_of_range: { status: 400, description: '`amount` exceeds the largest storable amount (2^63 − 1 base units).' },
   unsupported_token: { status: 400, description: '`token` is neither the native symbol nor USDG.' },

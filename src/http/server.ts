@@ -15,6 +15,7 @@ import type { LedgerService } from '../service/ledger-service.js';
 import type { TokenVerifier } from './auth.js';
 import { NO_DEPRECATIONS, routedUrl, setVersionHeaders, type DeprecationTable } from './api-version.js';
 import { clientErrorHandler, sendProblem } from './error-mapping.js';
+import { keepNumbersExact, mayHoldInexactNumber } from './json-body.js';
 import { registerOpenApi } from './openapi.js';
 import { HttpProblem } from './problem.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -146,6 +147,24 @@ function baseServer(logger: Logger, trust_proxy: readonly string[] = []) {
   // Bodies are JSON only: without this, Fastify's built-in text/plain parser hands a string to the
   // schema (a confusing 400) where every other non-JSON type gets 415.
   app.removeContentTypeParser('text/plain');
+  // JSON as Fastify reads it (prototype-poisoning keys refused), then, where a number may have been
+  // rounded, read again losslessly so that no number is silently changed (see json-body.ts).
+  const secure_json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = String(body);
+    secure_json(request, text, (error, parsed) => {
+      if (error !== null || !mayHoldInexactNumber(text)) {
+        done(error, parsed);
+        return;
+      }
+      try {
+        done(null, keepNumbersExact(text, parsed));
+      } catch (problem) {
+        done(problem as Error, undefined);
+      }
+    });
+  });
   // JSON is read as UTF-8 (RFC 8259): a body declared in another charset would be misread, so refuse it.
   app.addHook('preParsing', (request, _reply, payload, done) => {
     const charset = declaredCharset(request.headers['content-type']);

@@ -58,6 +58,9 @@ const TRANSACTION_CASES: TransactionCase[] = [
   { name: 'one base unit of TAB', from: 'alice', to: 'bob', amount: '0.00000001', token: 'TAB', type: 'transfer', metadata: {}, nonce: '00000000000000000000000000000001', timestamp: 1795305871 },
   { name: 'the largest TAB amount (2^63 - 1 base units)', from: 'issuer', to: 'whale', amount: '92233720368.54775807', token: 'TAB', type: 'mint', metadata: {}, nonce: 'ffffffffffffffffffffffffffffffff', timestamp: 1795305872 },
   { name: 'one base unit of USDG', from: 'carol', to: 'dave', amount: '0.000001', token: 'USDG', type: 'transfer', metadata: {}, nonce: '1234567890abcdef1234567890abcdef', timestamp: 1795305873 },
+  // Sent as the JSON number 90000000000.00000762, which JSON.parse reads as 90000000000: the service keeps
+  // it exactly (9000000000000000762 base units, past 2^53), and every client must hash it so.
+  { name: 'an amount a double cannot hold, kept exactly', from: 'issuer', to: 'erin', amount: '90000000000.00000762', token: 'TAB', type: 'mint', metadata: { order_id: '12345678901234567890', safe: 9007199254740991 }, nonce: '5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a', timestamp: 1795305874 },
   { name: 'the largest USDG amount (2^63 - 1 base units)', from: 'issuer', to: 'whale', amount: '9223372036854.775807', token: 'USDG', type: 'mint', metadata: {}, nonce: 'abcdefabcdefabcdefabcdefabcdefab', timestamp: 1795305874 },
   { name: 'an amount past 2^53 base units that a double would round', from: 'alice', to: 'bob', amount: '90071992.54740993', token: 'TAB', type: 'transfer', metadata: {}, nonce: '5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a', timestamp: 1795305875 },
   {
