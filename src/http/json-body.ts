@@ -17,6 +17,11 @@ const NUMBER_TEXT = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
 /** The fields whose numbers are decimal amounts, kept as their exact text when a double cannot hold them. */
 const DECIMAL_FIELDS: ReadonlySet<string> = new Set(['amount']);
 const PATH_SHOWN_MAX = 200;
+/**
+ * Nesting read exactly at the most. A transaction nests a few levels above its metadata, whose own
+ * limit is 32 levels; deeper bodies are refused whole rather than read by a recursive parser.
+ */
+export const EXACT_BODY_DEPTH_MAX = 64;
 
 /** A number of the body as written, and whether a double holds it exactly. */
 class NumberText {
@@ -58,6 +63,11 @@ function decimalKey(text: string): string {
  * inexact amounts become their decimal text, any other inexact number throws `number_not_exact`.
  */
 export function keepNumbersExact(text: string, parsed: unknown): unknown {
+  if (depthOf(parsed) > EXACT_BODY_DEPTH_MAX) {
+    throw new HttpProblem('validation_failed', `the body nests deeper than ${EXACT_BODY_DEPTH_MAX} levels`, {}, [
+      { field: 'body', message: `nests deeper than ${EXACT_BODY_DEPTH_MAX} levels` },
+    ]);
+  }
   const written: unknown = parseLossless(text, null, (number_text) => new NumberText(number_text, isExactDouble(number_text)));
   return patch(parsed, written, [], false);
 }
@@ -81,6 +91,20 @@ function patch(parsed: unknown, exact: unknown, path: string[], in_decimal_field
     }
   }
   return parsed;
+}
+
+/** How deeply `value` nests (a scalar: 0), found without recursion so that no depth can overflow the stack. */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: item, depth } = stack.pop() as { value: unknown; depth: number };
+    if (typeof item !== 'object' || item === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > EXACT_BODY_DEPTH_MAX) return deepest;
+    for (const child of Object.values(item)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return deepest;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

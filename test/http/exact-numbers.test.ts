@@ -65,6 +65,14 @@ describe('exact numbers in request bodies', () => {
     expect(nested.json.errors[0].field).toBe('transactions.0.metadata.amount');
   });
 
+  it('refuses a body too deep to read exactly with a 400, never a 500 (found by the edge fuzzer)', async () => {
+    for (const depth of [80, 20_000]) {
+      const nested = `${'['.repeat(depth)}${']'.repeat(depth)}`;
+      expectProblem(await post('/api/transactions/submit', `{"from":"treasury","to":"a","amount":1234567890123456,"token":"TAB","type":"mint","metadata":{"x":${nested}}}`), 400, 'validation_failed');
+      expectProblem(await post('/api/transactions/batch', `{"transactions":[{"amount":1234567890123456,"metadata":${nested}}]}`), 400, 'validation_failed');
+    }
+  });
+
   it('still refuses prototype-poisoning keys and malformed JSON on the exact path', async () => {
     expectProblem(await post('/api/transactions/submit', '{"__proto__":{"x":1},"amount":90000000000.00000762}'), 400, 'malformed_json');
     expectProblem(await post('/api/transactions/submit', '{"amount":90000000000.00000762,'), 400, 'malformed_json');
