@@ -1,12 +1,12 @@
 /**
  * Development tokens the running service accepts: HS256 with JWT_SECRET, or with the development
  * secret in the data folder. Used by `npm run token` and `tabula token`; the signing itself is
- * src/dev-token-signer.ts, shared with the explorer's `POST /dev/token`.
+ * src/auth/dev-token-signer.ts, shared with the explorer's `POST /dev/token`.
  */
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { readOrCreateDevSecret } from '../dev-secret.js';
-import { createDevTokenSigner, DEV_TOKEN_TTL_S_DEFAULT, DEV_TOKEN_TTL_S_MAX } from '../dev-token-signer.js';
+import { readOrCreateDevSecret } from '../auth/dev-secret.js';
+import { createDevTokenSigner, DEV_TOKEN_TTL_S_DEFAULT, DEV_TOKEN_TTL_S_MAX } from '../auth/dev-token-signer.js';
 import { parseUserId } from '../domain/user-id.js';
 
 export const TOKEN_USAGE = '<user> [--admin] [--ttl <seconds>]';

@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ConflictError, ForbiddenError, GoneError, InvalidRequestError, NotFoundError, OverloadedError, type FieldError } from '../domain/errors.js';
-import { AuthError } from './auth.js';
+import { AuthError } from '../auth/auth-error.js';
 import { ERROR_CATALOGUE, isErrorCode, type ErrorCode } from './error-catalogue.js';
 import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from './problem.js';
 

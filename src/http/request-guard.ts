@@ -5,7 +5,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../service/clock.js';
 import type { Principal } from '../service/ledger-service.js';
-import { AuthError, type TokenVerifier } from './auth.js';
+import { AuthError } from '../auth/auth-error.js';
+import type { TokenVerifier } from '../auth/token-verifier.js';
 import { HttpProblem } from './problem.js';
 import type { RateLimiter } from './rate-limit.js';
 

@@ -2,7 +2,7 @@
  * Key rotation at the identity provider, seen by the built service: a token signed with a newly
  * published key (a `kid` the service has not seen) is accepted after exactly one JWKS refetch, and
  * neither that nor a flood of tokens with random unknown `kid`s makes the service fetch the JWKS once
- * per request (jose's refetch cooldown, 30 s in src/http/auth.ts, bounds it).
+ * per request (the refetch cooldown, 30 s in src/auth/identity-provider-keys.ts, bounds it).
  *
  * This file waits out one cooldown (~30 s, idle), so it is kept apart to run beside the others.
  */

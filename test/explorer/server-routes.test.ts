@@ -165,7 +165,7 @@ describe('POST /dev/token does not exist with an identity provider', () => {
 
   it.each([
     ['JWT_ISSUER in development', { JWT_SECRET: '', JWT_ISSUER: 'idp' }],
-    ['JWT_ISSUER in production', { JWT_SECRET: '', JWT_ISSUER: 'idp', NODE_ENV: 'production' }],
+    ['JWT_ISSUER in production', { JWT_SECRET: '', JWT_ISSUER: 'idp', JWT_AUDIENCE: 'tabula-e2e', NODE_ENV: 'production' }],
     ['JWT_SECRET in production', { NODE_ENV: 'production' }],
   ])('%s', async (_name, env) => {
     const resolved = Object.fromEntries(Object.entries(env).map(([key, value]) => [key, value === 'idp' ? idp.issuer : value]));

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { InvariantViolation, OverloadedError } from '../../src/domain/errors.js';
-import { AuthError } from '../../src/http/auth.js';
+import { AuthError } from '../../src/auth/auth-error.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import { BlockProducer } from '../../src/service/block-producer.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';

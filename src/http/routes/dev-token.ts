@@ -5,7 +5,7 @@
  * can reach it can be an admin.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { DevTokenSigner } from '../../dev-token-signer.js';
+import type { DevTokenSigner } from '../../auth/dev-token-signer.js';
 import { parseUserId } from '../../domain/user-id.js';
 import { DevTokenBodySchema, DevTokenSchema, ProblemSchema } from '../schemas.js';
 

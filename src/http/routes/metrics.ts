@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { LedgerMetrics } from '../../metrics/ledger-metrics.js';
-import { AuthError, createApiKeyCheck } from '../auth.js';
+import { createApiKeyCheck } from '../../auth/api-key-check.js';
+import { AuthError } from '../../auth/auth-error.js';
 
 type Options = { metrics: LedgerMetrics; token: string | undefined };
 

@@ -51,6 +51,10 @@ export type IdentityProviderOptions = {
   audience?: string;
   /** Write the issuer with a trailing slash (`http://127.0.0.1:port/`), as e.g. Auth0 does. */
   issuerTrailingSlash?: boolean;
+  /** Listen on this loopback port instead of a free one (e.g. one a service was told of before the provider started). */
+  port?: number;
+  /** Overrides of what the discovery document says (e.g. another issuer, an http `jwks_uri` off loopback). */
+  discovery?: { issuer?: string; jwks_uri?: string };
 };
 
 export function nowSeconds(): number {
@@ -104,6 +108,7 @@ export class IdentityProvider {
   private readonly server: http.Server;
   private jwks_fetches = 0;
   private discovery_fetches = 0;
+  private discovery_overrides: { issuer?: string; jwks_uri?: string } = {};
 
   private constructor(server: http.Server, base: string, issuer: string, audience: string, keys: SigningKey[]) {
     this.server = server;
@@ -130,12 +135,13 @@ export class IdentityProvider {
     server.keepAliveTimeout = 1000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
     });
     const { port } = server.address() as AddressInfo;
     const base = `http://127.0.0.1:${port}`;
     const issuer = options.issuerTrailingSlash === true ? `${base}/` : base;
     provider = new IdentityProvider(server, base, issuer, options.audience ?? 'tabula-e2e', keys);
+    provider.discovery_overrides = options.discovery ?? {};
     return provider;
   }
 
@@ -212,6 +218,7 @@ export class IdentityProvider {
         id_token_signing_alg_values_supported: ['ES256', 'RS256'],
         response_types_supported: ['token'],
         subject_types_supported: ['public'],
+        ...this.discovery_overrides,
       });
       return;
     }

@@ -1,7 +1,7 @@
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { CLOCK_TOLERANCE_S, createTokenVerifier } from '../../src/http/auth.js';
-import { TokenCache } from '../../src/http/token-cache.js';
+import { CLOCK_TOLERANCE_S, createTokenVerifier } from '../../src/auth/token-verifier.js';
+import { TokenCache } from '../../src/auth/token-cache.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
 
 class ManualClock {
@@ -10,7 +10,7 @@ class ManualClock {
 }
 
 const key = new TextEncoder().encode(TEST_SECRET);
-const jwt = { issuer: undefined, jwks_url: undefined, audience: undefined, secret: TEST_SECRET };
+const jwt = { issuer: undefined, jwks_url: undefined, audience: undefined, secret: TEST_SECRET, types: [], jwks_cache_max_age_ms: 600_000, jwks_stale_grace_ms: 86_400_000 };
 
 function sign(sub: string, exp_s: number, claims: Record<string, unknown> = {}): Promise<string> {
   return new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setExpirationTime(exp_s).sign(key);

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from './config.js';
+import { ConfigError } from '../config.js';
 
 export const DEV_SECRET_FILE = 'dev-jwt-secret';
 export const DEV_ISSUER = 'tabula-dev';

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../src/config.js';
-import { devSecretPath, readOrCreateDevSecret } from '../src/dev-secret.js';
+import { ConfigError } from '../../src/config.js';
+import { devSecretPath, readOrCreateDevSecret } from '../../src/auth/dev-secret.js';
 
 describe('the development secret', () => {
   const dirs: string[] = [];
