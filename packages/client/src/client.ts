@@ -4,11 +4,13 @@
  */
 import { isHash } from '../../../src/domain/hex.js';
 import { ResponseFormatError, VerificationError, WaitTimeoutError } from './errors.js';
+import { streamEvents } from './event-stream.js';
+import { EventVerifier } from './event-verification.js';
 import { parseWithExactNumbers, topLevelArrayItemTexts } from './exact-json.js';
 import { ATTEMPTS_MAX, problemFrom, sleep, Transport, type Answer, type RequestSpec, type RetryOptions, type TokenProvider } from './transport.js';
 import type {
-  AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockPage, ChainVerification, HealthStatus,
-  InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, Transaction,
+  AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockPage, ChainVerification, EventsOptions, HealthStatus,
+  InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, TabulaEvent, Transaction,
 } from './types.js';
 import { verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';
 
@@ -268,6 +270,22 @@ export class TabulaClient {
       options.onBlock?.(parent);
     }
     return { from: fromBlock, to, blocks_verified: to - fromBlock + 1, head: parent as BlockHeader };
+  }
+
+  /**
+   * `GET /api/events`: the event log, live, as an async iterable (`for await (const event of
+   * client.events({ after: 0 }))`). From `after` (0: the first event), else from now on. It reconnects
+   * by itself (dropped or idle connection, 429, 5xx; backoff honouring `Retry-After`, `reconnect`
+   * bounds it) and resumes after the last event it yielded, so the loop sees each event once, in
+   * order; an unfiltered stream whose sequences are not consecutive throws a `VerificationError`
+   * (`event_sequence_gap`). A 4xx throws its typed error (`CursorExpiredError` for 410
+   * `cursor_expired`, `BadRequestError`…). `verify: true` checks each event against the chain first
+   * (see `EventsOptions.verify`). `break`, `return` or `signal` close the connection.
+   */
+  events(options: EventsOptions = {}): AsyncGenerator<TabulaEvent, void, undefined> {
+    const verifier = options.verify === true ? new EventVerifier(this) : null;
+    const open = (path: string, headers: Record<string, string>, signal: AbortSignal) => this.transport.open({ method: 'GET', path, headers, retry: false, auth: true, signal });
+    return streamEvents(open, verifier, options);
   }
 
   private async latestBlockNumber(options: { signal?: AbortSignal }): Promise<number> {

@@ -47,6 +47,8 @@ export class UnauthorizedError extends ApiError {}
 export class ForbiddenError extends ApiError {}
 /** 404: no such transaction or block (`transaction_not_found`, `transaction_not_sealed`, `block_not_found`). */
 export class NotFoundError extends ApiError {}
+/** 410: the event cursor is older than the log's retention (`cursor_expired`); replay from the blocks API. */
+export class CursorExpiredError extends ApiError {}
 /** 413: the body is over 64 KiB (`payload_too_large`). */
 export class PayloadTooLargeError extends ApiError {}
 /** 415: a body without `Content-Type: application/json` (`unsupported_media_type`). */
@@ -82,7 +84,8 @@ export class WaitTimeoutError extends TabulaError {
 /** A 2xx answer that is not the JSON the API documents. */
 export class ResponseFormatError extends TabulaError {}
 
-export type VerificationCode = CheckCode | 'record_mismatch';
+/** `event_sequence_gap`: the event stream skipped, repeated or reordered a sequence. */
+export type VerificationCode = CheckCode | 'record_mismatch' | 'event_sequence_gap';
 
 /**
  * What the server sent does not verify: a recomputed hash, root or link differs from what it claims.
@@ -103,11 +106,23 @@ export class VerificationError extends TabulaError {
   }
 }
 
+export type WebhookFailure = 'missing_header' | 'malformed_header' | 'timestamp_too_old' | 'timestamp_in_future' | 'invalid_secret' | 'no_matching_signature' | 'malformed_body';
+
+/** A webhook delivery that must not be trusted: `reason` says why (`verifyWebhook`). */
+export class WebhookVerificationError extends TabulaError {
+  readonly reason: WebhookFailure;
+  constructor(reason: WebhookFailure, message: string) {
+    super(`${reason}: ${message}`);
+    this.reason = reason;
+  }
+}
+
 const ERRORS_BY_STATUS: Record<number, new (problem: Problem, retry_after_ms: number | null) => ApiError> = {
   400: BadRequestError,
   401: UnauthorizedError,
   403: ForbiddenError,
   404: NotFoundError,
+  410: CursorExpiredError,
   413: PayloadTooLargeError,
   415: UnsupportedMediaTypeError,
   422: IdempotencyConflictError,

@@ -97,6 +97,24 @@ export function topLevelArrayItemTexts(text: string, key: string): string[] {
   return [];
 }
 
+/** The source text of the top-level member `key` (any JSON value), or undefined when there is none. */
+export function topLevelMemberText(text: string, key: string): string | undefined {
+  let cursor = skipWhitespace(text, 0);
+  if (text[cursor] !== '{') return undefined;
+  cursor = skipWhitespace(text, cursor + 1);
+  while (text[cursor] === '"') {
+    const key_end = stringEnd(text, cursor);
+    const name = JSON.parse(text.slice(cursor, key_end)) as string;
+    const value_start = skipWhitespace(text, skipWhitespace(text, key_end) + 1);
+    const value_end = valueEnd(text, value_start);
+    if (name === key) return text.slice(value_start, value_end);
+    cursor = skipWhitespace(text, value_end);
+    if (text[cursor] !== ',') break;
+    cursor = skipWhitespace(text, cursor + 1);
+  }
+  return undefined;
+}
+
 /** `index` is at an opening bracket; returns the source text of each element. */
 function arrayItemTexts(text: string, index: number): string[] {
   const items: string[] = [];

@@ -72,6 +72,38 @@ export class Transport {
     throw last_error;
   }
 
+  /**
+   * Opens a streaming response (one attempt, plus one token refresh after a 401): the 2xx response
+   * with its body unread, or a typed error. The timeout covers the wait for the headers only; the
+   * body runs until `spec.signal` aborts or the server ends it.
+   */
+  async open(spec: RequestSpec): Promise<Response> {
+    for (let refresh = false; ; refresh = true) {
+      const response = await this.openOnce(spec, refresh);
+      if (response.status === 401 && !refresh && typeof this.options.jwt === 'function') {
+        await response.body?.cancel();
+        continue;
+      }
+      if (response.status < 300) return response;
+      throw toApiError({ status: response.status, headers: response.headers, text: await readText(response) });
+    }
+  }
+
+  private async openOnce(spec: RequestSpec, refresh: boolean): Promise<Response> {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new RequestTimeoutError(this.options.timeout_ms)), this.options.timeout_ms);
+    const signal = spec.signal === undefined ? timeout.signal : anySignal([timeout.signal, spec.signal]);
+    try {
+      return await this.options.fetch(`${this.options.base_url}${spec.path}`, { method: spec.method, headers: await this.headers(spec, refresh), signal });
+    } catch (error) {
+      if (spec.signal?.aborted === true) throw spec.signal.reason;
+      if (timeout.signal.aborted) throw new RequestTimeoutError(this.options.timeout_ms, { cause: error });
+      throw new NetworkError(`${spec.method} ${spec.path} failed: ${describe(error)}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async attempt(spec: RequestSpec, refresh: boolean): Promise<{ kind: 'answer'; answer: Answer } | { kind: 'error'; error: Error }> {
     const timeout = AbortSignal.timeout(this.options.timeout_ms);
     const signal = spec.signal === undefined ? timeout : anySignal([timeout, spec.signal]);
@@ -116,7 +148,7 @@ export class Transport {
 }
 
 /** Network errors, timeouts, 429 and 5xx: the request may not have been processed, or may be again safely. */
-function isRetryable(error: Error): boolean {
+export function isRetryable(error: Error): boolean {
   if (error instanceof NetworkError || error instanceof RequestTimeoutError) return true;
   return error instanceof ApiError && (error.status === 429 || error.status >= 500);
 }
@@ -166,7 +198,7 @@ async function readText(response: Response): Promise<string> {
   return text;
 }
 
-function anySignal(signals: AbortSignal[]): AbortSignal {
+export function anySignal(signals: AbortSignal[]): AbortSignal {
   if (typeof AbortSignal.any === 'function') return AbortSignal.any(signals);
   const controller = new AbortController();
   for (const signal of signals) {

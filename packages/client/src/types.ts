@@ -155,3 +155,58 @@ export type ChainVerification = {
   /** The last verified header: a trust anchor for later proofs (`verifyInclusion(proof, { header })`). */
   head: BlockHeader;
 };
+
+/** The types of the event log (docs/api.md, "Events"). */
+export type EventType = 'transaction.accepted' | 'transaction.confirmed' | 'transaction.failed' | 'block.sealed';
+
+type EventFields = {
+  /** `evt_<sequence>_<12 hex digits of the transaction or block hash>`: the same on every delivery. */
+  id: string;
+  /** Gap-free and strictly increasing over the whole ledger, from 1. */
+  sequence: number;
+  /** Unix seconds: the transaction's timestamp (`accepted`) or its block's. */
+  occurred_at: number;
+  schema_version: number;
+};
+
+/** `transaction.accepted` (the record while pending), `.confirmed` or `.failed` (the sealed record). */
+export type TransactionEvent = EventFields & {
+  type: 'transaction.accepted' | 'transaction.confirmed' | 'transaction.failed';
+  /** The record as `getTransaction` returns it, with the exact `amount_text`. */
+  data: Transaction;
+};
+
+/** A block was sealed; it comes after the outcome events of its transactions. */
+export type BlockSealedEvent = EventFields & { type: 'block.sealed'; data: BlockHeader };
+
+export type TabulaEvent = TransactionEvent | BlockSealedEvent;
+
+export type EventsOptions = {
+  /** Only these types (default: all). */
+  types?: readonly EventType[];
+  /** Only transaction events whose `from` or `to` is this user (no `block.sealed`). */
+  account?: string;
+  /** Start after this sequence (0: from the first event). Without it, the stream starts at the current head. */
+  after?: number;
+  /**
+   * Check each event before yielding it: every transaction event's hash is recomputed from its record;
+   * a `transaction.confirmed`/`.failed` must match its inclusion proof (block number, block hash,
+   * position), which is checked against the recomputed block header; a `block.sealed` header's hash is
+   * recomputed (and linked to the previous one seen). A mismatch throws a `VerificationError`.
+   */
+  verify?: boolean;
+  /** Ends the iteration: the loop rejects with the signal's reason and the connection is closed. */
+  signal?: AbortSignal;
+  reconnect?: ReconnectOptions;
+};
+
+export type ReconnectOptions = {
+  /** Connections in a row that may fail (the first one included) before the last error is thrown: 1 (never reconnect) to 1000, default 30. A connection that delivered an event or stayed up a minute starts the count again. */
+  attempts?: number;
+  /** First delay; doubles per failed connection, with jitter. Default: the stream's `retry:` (2 s), else 1 s. */
+  base_delay_ms?: number;
+  /** The longest backoff between connections; a 429's or 503's `Retry-After` is waited out even when longer (up to 5 minutes). Default 30 s. */
+  max_delay_ms?: number;
+  /** A connection that sends nothing, not even a heartbeat, for this long is dropped and reopened. Default 45 s. */
+  idle_timeout_ms?: number;
+};
