@@ -1,12 +1,13 @@
 /**
  * `tabula verify`: walks the chain through the HTTP API with the SDK, recomputing every root, hash and
  * link, and exits non-zero naming the first bad block. `tabula verify <tx_hash>` recomputes one
- * transaction's hash and checks its inclusion proof against its block's recomputed header.
+ * transaction's hash and checks its inclusion proof against its block's recomputed header. Also how a
+ * failed check is reported, for `verify` and `tabula audit` alike.
  */
 import { VerificationError } from '@tabula/client';
 import type { Context } from './commands.js';
 import { UsageError } from './cli-config.js';
-import { print } from './output.js';
+import { print, type Output } from './output.js';
 import { ProgressBar } from './progress-bar.js';
 
 /** Exit status of a verification that found a mismatch (errors are 1, usage 2). */
@@ -27,13 +28,25 @@ export async function verifyCommand(context: Context): Promise<number> {
     return 0;
   } catch (error) {
     if (!(error instanceof VerificationError)) throw error;
-    const where = error.block_number === null ? '' : ` at block ${error.block_number}`;
-    if (context.out.json) {
-      context.out.stdout.write(`${JSON.stringify({ verified: false, code: error.code, block_number: error.block_number, tx_hash: error.tx_hash, reason: error.message })}\n`);
-    }
-    context.out.stderr.write(`verification FAILED${where}: ${error.message}\n`);
-    return EXIT_VERIFICATION_FAILED;
+    return reportFailure(context.out, 'verification', { code: error.code, block_number: error.block_number, tx_hash: error.tx_hash, reason: error.message });
   }
+}
+
+/** A mismatch a check found: what, in which block and transaction (null: none in particular), and why. */
+export type CheckFailureReport = { code: string; block_number: number | null; tx_hash: string | null; reason: string };
+
+/**
+ * How `verify` and `audit` report the first mismatch: a line on stderr (`<check> FAILED at block n: <detail>`),
+ * with `--json` also a record on stdout (`{"verified"|"audited": false, code, block_number, tx_hash, reason}`).
+ */
+export function reportFailure(out: Output, check: 'verification' | 'audit', failure: CheckFailureReport, detail = failure.reason): number {
+  const where = failure.block_number === null ? '' : ` at block ${failure.block_number}`;
+  if (out.json) {
+    const flag = check === 'verification' ? 'verified' : 'audited';
+    out.stdout.write(`${JSON.stringify({ [flag]: false, code: failure.code, block_number: failure.block_number, tx_hash: failure.tx_hash, reason: failure.reason })}\n`);
+  }
+  out.stderr.write(`${check} FAILED${where}: ${detail}\n`);
+  return EXIT_VERIFICATION_FAILED;
 }
 
 async function verifyTransaction(context: Context, tx_hash: string): Promise<void> {

@@ -36,27 +36,33 @@ export class BalanceBook {
     return this.units.get(balanceKey(user_id, token)) ?? 0n;
   }
 
-  private set(user_id: string, token: string, value: bigint): void {
+  private set(key: string, value: bigint, user_id: string, token: string): void {
     assert(value >= 0n, `balance of ${user_id} in ${token} would be negative`);
     assert(value <= UNITS_MAX, `balance of ${user_id} in ${token} would exceed the storage range`);
-    const key = balanceKey(user_id, token);
     this.units.set(key, value);
     this.touched.add(key);
   }
 
-  /** Applies one transaction; a transaction that cannot apply changes nothing and says why. */
+  /**
+   * Applies one transaction; a transaction that cannot apply changes nothing and says why. Each
+   * balance key is built once (this runs for every transaction sealed and every one an audit replays).
+   */
   apply(posting: Posting): Outcome {
     assert(posting.amount_units > 0n, 'amounts are positive');
     const debit = posting.type === 'transfer' || posting.type === 'burn';
     const credit = posting.type === 'transfer' || posting.type === 'mint';
-    if (debit && this.get(posting.from, posting.token) < posting.amount_units) {
+    const from_key = debit ? balanceKey(posting.from, posting.token) : '';
+    const to_key = credit ? balanceKey(posting.to, posting.token) : '';
+    const from_units = debit ? this.units.get(from_key) ?? 0n : 0n;
+    if (debit && from_units < posting.amount_units) {
       return { status: 'failed', error: 'insufficient_funds' };
     }
-    if (credit && this.get(posting.to, posting.token) + posting.amount_units > UNITS_MAX) {
+    if (credit && (this.units.get(to_key) ?? 0n) + posting.amount_units > UNITS_MAX) {
       return { status: 'failed', error: 'balance_overflow' };
     }
-    if (debit) this.set(posting.from, posting.token, this.get(posting.from, posting.token) - posting.amount_units);
-    if (credit) this.set(posting.to, posting.token, this.get(posting.to, posting.token) + posting.amount_units);
+    if (debit) this.set(from_key, from_units - posting.amount_units, posting.from, posting.token);
+    // Read after the debit: the same account on both sides ends where it started.
+    if (credit) this.set(to_key, (this.units.get(to_key) ?? 0n) + posting.amount_units, posting.to, posting.token);
     return CONFIRMED;
   }
 

@@ -1,0 +1,40 @@
+/**
+ * What the offline audit reads from a database, owned by the audit that uses it (each store has a
+ * read-only implementation: src/store/sqlite/sqlite-audit-reader.ts, src/store/postgres/postgres-audit-reader.ts).
+ * Every read is paged and ordered, so the audit's memory is bounded by a page (and the balances it
+ * replays), never by the length of the chain. All reads of one reader see one snapshot of the database.
+ */
+import type { Transaction } from '../domain/transaction.js';
+import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../service/ledger-store.js';
+
+/** An account as stored: known since its first confirmed transaction, active as of its last confirmed transfer. */
+export type StoredAccount = { user_id: string; last_transfer_at: number | null };
+
+export type BalanceKey = { user_id: string; token: string };
+
+/** Block headers read at once at the most. */
+export const AUDIT_BLOCK_PAGE_MAX = 1000;
+/** Rows (transactions, balances, accounts) read at once, as a rule; one block is read whole whatever its size. */
+export const AUDIT_ROW_PAGE_MAX = 20_000;
+
+export interface AuditReader {
+  /** Where the database is, for messages (a file path, or a server and schema without credentials). */
+  readonly location: string;
+  /** A ledger-wide setting (e.g. `native_symbol`), null when unset. */
+  setting(name: string): Promise<string | null>;
+  latestBlock(): Promise<StoredBlockHeader | null>;
+  /** Up to `limit` blocks with number ≥ `from_number`, in number order. */
+  blocks(from_number: number, limit: number): Promise<StoredBlockHeader[]>;
+  /**
+   * Up to `limit` transactions whose block number is in `from_number`..`to_number`, ordered by block
+   * number and position: every row that names one of those blocks, whatever else it says.
+   */
+  blockTransactions(from_number: number, to_number: number, limit: number): Promise<Transaction[]>;
+  /** Up to `limit` transactions that name no block, with seq > `after_seq`, in seq (arrival) order. */
+  unsealedTransactions(after_seq: number, limit: number): Promise<SequencedTransaction[]>;
+  /** Up to `limit` stored balances after `after` (null: from the first), ordered by user id, then token. */
+  balances(after: BalanceKey | null, limit: number): Promise<BalanceChange[]>;
+  /** Up to `limit` stored accounts with user id after `after` (null: from the first), in user id order. */
+  accounts(after: string | null, limit: number): Promise<StoredAccount[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,109 @@
+/**
+ * The audit's read-only view of a PostgreSQL ledger (src/audit/audit-reader.ts): one connection in one
+ * REPEATABLE READ READ ONLY transaction, so that every page sees the same snapshot while instances keep
+ * writing. Keyset-paged statements on the schema's own indexes; amounts travel as decimal text.
+ * Opening it migrates nothing: a schema without the ledger's tables fails the first read.
+ */
+import pg from 'pg';
+import type { AuditReader, BalanceKey, StoredAccount } from '../../audit/audit-reader.js';
+import type { Transaction } from '../../domain/transaction.js';
+import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../../service/ledger-store.js';
+import { connectionSettings, type PostgresConnection } from './connection.js';
+import { toStoredHeader, toTransaction, type BlockRow, type TransactionRow } from './postgres-store.js';
+
+const BLOCK_COLUMNS = `number::text AS number, hash, parent_hash, timestamp::text AS timestamp, transactions_count, transactions_root,
+  total_transactions::text AS total_transactions, total_users::text AS total_users, transfer_volume_totals`;
+const TRANSACTION_COLUMNS = `seq::text AS seq, tx_hash, from_id, to_id, amount::text AS amount, token, type, metadata, nonce,
+  timestamp::text AS timestamp, status, block_number::text AS block_number, NULL AS block_hash, position, error`;
+
+/** Every statement of the reader, exported so that tests can check their query plans. */
+export const AUDIT_SQL = {
+  setting: 'SELECT value FROM settings WHERE name = $1',
+  latestBlock: `SELECT ${BLOCK_COLUMNS} FROM blocks ORDER BY blocks.number DESC LIMIT 1`,
+  blocks: `SELECT ${BLOCK_COLUMNS} FROM blocks WHERE blocks.number >= $1 ORDER BY blocks.number LIMIT $2`,
+  blockTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t
+       WHERE t.block_number >= $1 AND t.block_number <= $2 ORDER BY t.block_number, t.position LIMIT $3`,
+  unsealedTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t WHERE t.seq > $1 AND t.block_number IS NULL ORDER BY t.seq LIMIT $2`,
+  firstBalances: 'SELECT user_id, token, units::text AS units FROM balances ORDER BY user_id, token LIMIT $1',
+  balancesAfter: 'SELECT user_id, token, units::text AS units FROM balances WHERE (user_id, token) > ($1, $2) ORDER BY user_id, token LIMIT $3',
+  firstAccounts: 'SELECT user_id, last_transfer_at::text AS last_transfer_at FROM accounts ORDER BY user_id LIMIT $1',
+  accountsAfter: 'SELECT user_id, last_transfer_at::text AS last_transfer_at FROM accounts WHERE user_id > $1 ORDER BY user_id LIMIT $2',
+} as const;
+
+export class PostgresAuditReader implements AuditReader {
+  readonly location: string;
+  private readonly client: pg.Client;
+
+  private constructor(client: pg.Client, location: string) {
+    this.client = client;
+    this.location = location;
+  }
+
+  static async open(connection: PostgresConnection): Promise<PostgresAuditReader> {
+    const client = new pg.Client(connectionSettings(connection));
+    // A connection that breaks emits 'error': the query in flight fails anyway; never crash on it.
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    } catch (error) {
+      await client.end();
+      throw error;
+    }
+    return new PostgresAuditReader(client, describeLocation(connection));
+  }
+
+  async setting(name: string): Promise<string | null> {
+    return (await this.rows<{ value: string }>('setting', [name]))[0]?.value ?? null;
+  }
+
+  async latestBlock(): Promise<StoredBlockHeader | null> {
+    const row = (await this.rows<BlockRow>('latestBlock', []))[0];
+    return row === undefined ? null : toStoredHeader(row);
+  }
+
+  async blocks(from_number: number, limit: number): Promise<StoredBlockHeader[]> {
+    return (await this.rows<BlockRow>('blocks', [from_number, limit])).map(toStoredHeader);
+  }
+
+  async blockTransactions(from_number: number, to_number: number, limit: number): Promise<Transaction[]> {
+    return (await this.rows<TransactionRow>('blockTransactions', [from_number, to_number, limit])).map(toTransaction);
+  }
+
+  async unsealedTransactions(after_seq: number, limit: number): Promise<SequencedTransaction[]> {
+    const rows = await this.rows<TransactionRow>('unsealedTransactions', [after_seq, limit]);
+    return rows.map((row) => ({ seq: Number(row.seq), transaction: toTransaction(row) }));
+  }
+
+  async balances(after: BalanceKey | null, limit: number): Promise<BalanceChange[]> {
+    const rows = after === null
+      ? await this.rows<{ user_id: string; token: string; units: string }>('firstBalances', [limit])
+      : await this.rows<{ user_id: string; token: string; units: string }>('balancesAfter', [after.user_id, after.token, limit]);
+    return rows.map((row) => ({ user_id: row.user_id, token: row.token, units: BigInt(row.units) }));
+  }
+
+  async accounts(after: string | null, limit: number): Promise<StoredAccount[]> {
+    const rows = after === null
+      ? await this.rows<{ user_id: string; last_transfer_at: string | null }>('firstAccounts', [limit])
+      : await this.rows<{ user_id: string; last_transfer_at: string | null }>('accountsAfter', [after, limit]);
+    return rows.map((row) => ({ user_id: row.user_id, last_transfer_at: row.last_transfer_at === null ? null : Number(row.last_transfer_at) }));
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.client.query('COMMIT');
+    } finally {
+      await this.client.end();
+    }
+  }
+
+  private async rows<Row extends pg.QueryResultRow>(name: keyof typeof AUDIT_SQL, values: unknown[]): Promise<Row[]> {
+    return (await this.client.query<Row>({ name: `tabula_audit_${name}`, text: AUDIT_SQL[name], values })).rows;
+  }
+}
+
+/** The server, database and schema, without credentials. */
+function describeLocation(connection: PostgresConnection): string {
+  const url = new URL(connection.url);
+  return `postgres://${url.hostname}:${url.port || '5432'}${url.pathname}${connection.schema === null ? '' : ` (schema ${connection.schema})`}`;
+}
