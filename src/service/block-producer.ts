@@ -185,6 +185,12 @@ export class BlockProducer {
     await yieldToEventLoop();
     const commit = await this.decide(parent, pending);
     await yieldToEventLoop();
+    // The loop seals only while holding the lease: one lost while deciding (a partition noticed by the
+    // lease's heartbeat) means another instance may seal now. Explicit drains are their caller's call.
+    if (this.running && !this.lease.held()) {
+      this.logger.warn({ block_number: commit.header.number }, 'sealer lease lost while sealing: the block is not written');
+      return null;
+    }
     await this.store.commitBlock(commit);
     const duration_ms = performance.now() - started_ms;
     this.logger.debug({ block_number: commit.header.number, transactions: pending.length, duration_ms }, 'block sealed');

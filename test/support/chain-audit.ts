@@ -11,6 +11,8 @@ import { BalanceBook, supplyDelta } from '../../src/domain/ledger.js';
 import type { Transaction } from '../../src/domain/transaction.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 
+const READ_CHUNK = 200;
+
 export type ChainAudit = {
   latest_block_number: number;
   /** Every sealed transaction, by hash. */
@@ -33,9 +35,10 @@ export async function auditChain(store: LedgerStore): Promise<ChainAudit> {
     if (block === null) throw new Error(`block ${number} is missing`);
     const check = checkBlock(block, parent);
     if (!check.ok) throw new Error(`block ${number}: ${check.reason}`);
+    const records = await readTransactions(store, block.transactions);
     for (const [position, tx_hash] of block.transactions.entries()) {
       if (sealed.has(tx_hash)) throw new Error(`transaction ${tx_hash} is in two blocks`);
-      const tx = await store.getTransaction(tx_hash);
+      const tx = records[position] ?? null;
       if (tx === null) throw new Error(`block ${number} names an unknown transaction ${tx_hash}`);
       if (transactionHash(tx) !== tx_hash) throw new Error(`transaction ${tx_hash} does not hash to its hash`);
       if (tx.block_number !== number || tx.position !== position || tx.block_hash !== block.hash) {
@@ -51,4 +54,13 @@ export async function auditChain(store: LedgerStore): Promise<ChainAudit> {
     parent = block;
   }
   return { latest_block_number: latest.number, sealed, book, issued };
+}
+
+/** Reads transactions a chunk at a time, the reads of a chunk at once (a pooled store answers them in parallel). */
+async function readTransactions(store: LedgerStore, tx_hashes: readonly string[]): Promise<Array<Transaction | null>> {
+  const records: Array<Transaction | null> = [];
+  for (let start = 0; start < tx_hashes.length; start += READ_CHUNK) {
+    records.push(...(await Promise.all(tx_hashes.slice(start, start + READ_CHUNK).map((tx_hash) => store.getTransaction(tx_hash)))));
+  }
+  return records;
 }
