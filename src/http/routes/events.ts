@@ -60,6 +60,7 @@ const EventsQuerySchema = Type.Object({
 export const eventRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { feed, limits, store_head, on_streams_open }) => {
   const open_by_caller = new Map<string, number>();
   let open_total = 0;
+  const shared: SharedChunk = { after: -1, last: -1, bytes: Buffer.alloc(0) };
   /** Ends every open stream: the server does not finish closing while a stream holds its connection. */
   const closers = new Set<() => void>();
   app.addHook('preClose', (done) => {
@@ -100,7 +101,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { fee
     on_streams_open?.(open_total);
     open_by_caller.set(caller, (open_by_caller.get(caller) ?? 0) + 1);
     try {
-      await stream(request, reply, { feed, limits, filter, cursor, closers });
+      await stream(request, reply, { feed, limits, filter, cursor, closers, shared });
     } finally {
       open_total -= 1;
       on_streams_open?.(open_total);
@@ -158,7 +159,26 @@ function message(event: EncodedEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${event.json}\n\n`;
 }
 
-type StreamState = { feed: EventFeed; limits: EventStreamLimits; filter: Filter; cursor: number; closers: Set<() => void> };
+/**
+ * The last unfiltered chunk written: streams woken by the same advance read the same range, so they
+ * write the same bytes, encoded once, rather than a copy each (a thousand streams held a thousand
+ * copies of every event in their socket buffers).
+ */
+type SharedChunk = { after: number; last: number; bytes: Buffer };
+
+type StreamState = { feed: EventFeed; limits: EventStreamLimits; filter: Filter; cursor: number; closers: Set<() => void>; shared: SharedChunk };
+
+/** The messages of `events` (read after `after`) that pass the filter; an unfiltered range is encoded once for every stream. */
+function chunkOf(events: EncodedEvent[], after: number, state: StreamState): Buffer | string {
+  if (state.filter.types !== null || state.filter.account !== null) return events.filter((event) => matches(event, state.filter)).map(message).join('');
+  const last = (events.at(-1) as EncodedEvent).sequence;
+  if (state.shared.after !== after || state.shared.last !== last) {
+    state.shared.bytes = Buffer.from(events.map(message).join(''));
+    state.shared.after = after;
+    state.shared.last = last;
+  }
+  return state.shared.bytes;
+}
 
 /** Writes events from `cursor` on until the client goes away, the stream is too slow, or the server closes. */
 async function stream(request: FastifyRequest, reply: FastifyReply, state: StreamState): Promise<void> {
@@ -207,9 +227,9 @@ async function stream(request: FastifyRequest, reply: FastifyReply, state: Strea
         if (!advanced && !closed) await new Promise<void>((resolve) => (wake = resolve));
         continue;
       }
+      const chunk = chunkOf(events, cursor, state);
       cursor = (events.at(-1) as EncodedEvent).sequence;
-      const chunk = events.filter((event) => matches(event, state.filter)).map(message).join('');
-      if (chunk === '') continue;
+      if (chunk.length === 0) continue;
       const drained = response.write(chunk);
       if (response.writableLength > state.limits.buffered_bytes_max) {
         disconnect(response, 'slow consumer: too much unread; resume from your last event id');
