@@ -1,7 +1,7 @@
 /**
  * The chart of a run, as SVG drawn here (no browser, no plotting library): throughput of every
  * scenario as a share of the bare Fastify route (with the targets), its latency (p50 and p99, log
- * scale), and the scale curve (p50 latency of each read as the ledger grows).
+ * scale), the scale curve (p50 latency of each read as the ledger grows) and the events scenario's lag.
  */
 import { formatSize } from './options.js';
 import type { BenchResults } from './report.js';
@@ -32,6 +32,7 @@ function line(x1: number, y1: number, x2: number, y2: number, color: string, das
 
 /** Panel 1: requests/s as a share of the bare route, 0–100 % (bars past 100 % are clipped and labelled). */
 function throughputPanel(results: BenchResults, top: number): { svg: string[]; height: number } {
+  if (results.scenarios.length === 0) return { svg: [], height: 0 };
   const svg = [text(20, top + 16, 'Throughput: share of a bare Fastify route answering the same bytes (same run, same load)', { size: 14, weight: 'bold' })];
   const y0 = top + 30;
   const x = (fraction: number) => LABEL_WIDTH + Math.min(1, fraction) * PLOT_WIDTH;
@@ -58,6 +59,7 @@ function throughputPanel(results: BenchResults, top: number): { svg: string[]; h
 
 /** Panel 2: p50 and p99 latency per scenario on a log scale. */
 function latencyPanel(results: BenchResults, top: number): { svg: string[]; height: number } {
+  if (results.scenarios.length === 0) return { svg: [], height: 0 };
   const svg = [text(20, top + 16, 'Latency per request (ms, log scale): p50 and p99', { size: 14, weight: 'bold' })];
   const y0 = top + 30;
   const values = results.scenarios.flatMap((scenario) => [scenario.service.latency_ms.p50, scenario.service.latency_ms.p99]).filter((value) => value > 0);
@@ -117,11 +119,43 @@ function scalePanel(results: BenchResults, top: number): { svg: string[]; height
   return { svg, height: plot_height + 70 };
 }
 
+/** Panel 4: the events scenario's lag (202 → delivery, p50 and p99, log scale) per placement of the streams, with its goal. */
+function eventsPanel(results: BenchResults, top: number): { svg: string[]; height: number } {
+  const events = results.events;
+  if (events === null || events.placements.length === 0) return { svg: [], height: 0 };
+  const svg = [text(20, top + 16, `Events: lag from the 202 to delivery on ${events.subscribers.toLocaleString('en-US')} SSE streams (ms, log scale), ${events.rate_per_s} submissions/s`, { size: 14, weight: 'bold' })];
+  const y0 = top + 30;
+  const goals = { same_instance: 100, across_instances: 250 } as const;
+  const values = events.placements.flatMap((placement) => [placement.streams.lag_from_ack_ms.p50, placement.streams.lag_from_ack_ms.p99]).filter((value) => value > 0);
+  const low = Math.pow(10, Math.floor(Math.log10(Math.min(...values, 1))));
+  const high = Math.pow(10, Math.ceil(Math.log10(Math.max(...values, 1000))));
+  const x = (value: number) => LABEL_WIDTH + (Math.log10(Math.max(value, low)) - Math.log10(low)) / (Math.log10(high) - Math.log10(low)) * PLOT_WIDTH;
+  const rows = events.placements.length * ROW_HEIGHT;
+  for (let tick = low; tick <= high * 1.0001; tick *= 10) {
+    svg.push(line(x(tick), y0, x(tick), y0 + rows, COLORS.grid));
+    svg.push(text(x(tick), y0 + rows + 14, tick >= 1 ? String(tick) : tick.toPrecision(1), { anchor: 'middle', size: 11 }));
+  }
+  events.placements.forEach((placement, index) => {
+    const y = y0 + index * ROW_HEIGHT;
+    const lag = placement.streams.lag_from_ack_ms;
+    svg.push(text(LABEL_WIDTH - 8, y + 16, `streams ${placement.title}`, { anchor: 'end' }));
+    svg.push(rect(LABEL_WIDTH, y + 4, x(lag.p99) - LABEL_WIDTH, (ROW_HEIGHT - 8) / 2, COLORS.p99));
+    svg.push(rect(LABEL_WIDTH, y + 4 + (ROW_HEIGHT - 8) / 2, x(lag.p50) - LABEL_WIDTH, (ROW_HEIGHT - 8) / 2, COLORS.p50));
+    svg.push(line(x(goals[placement.name]), y + 1, x(goals[placement.name]), y + ROW_HEIGHT - 1, COLORS.target, '3,2'));
+    svg.push(text(LABEL_WIDTH + PLOT_WIDTH + 8, y + 16, `${lag.p50.toFixed(1)} / ${lag.p99.toFixed(1)} ms · RSS ${(placement.service.rss_peak_bytes / 2 ** 20).toFixed(0)} MiB`, { size: 11 }));
+  });
+  const legend_y = y0 + rows + 32;
+  svg.push(rect(LABEL_WIDTH, legend_y - 10, 12, 12, COLORS.p50), text(LABEL_WIDTH + 16, legend_y, 'p50', { size: 11 }));
+  svg.push(rect(LABEL_WIDTH + 60, legend_y - 10, 12, 12, COLORS.p99), text(LABEL_WIDTH + 76, legend_y, 'p99', { size: 11 }));
+  svg.push(line(LABEL_WIDTH + 130, legend_y - 10, LABEL_WIDTH + 130, legend_y + 2, COLORS.target, '3,2'), text(LABEL_WIDTH + 136, legend_y, 'goal (p99)', { size: 11 }));
+  return { svg, height: legend_y - top + 20 };
+}
+
 export function drawChart(results: BenchResults): string {
   const title = `tabula benchmark · ${results.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} · ${results.machine.cpus} cores · Node ${results.machine.node} · ${results.started_at.slice(0, 10)}${results.smoke ? ' · smoke' : ''}`;
   const parts = [text(20, 26, title, { size: 16, weight: 'bold' })];
   let top = 44;
-  for (const panel of [throughputPanel, latencyPanel, scalePanel]) {
+  for (const panel of [throughputPanel, latencyPanel, scalePanel, eventsPanel]) {
     const drawn = panel(results, top);
     parts.push(...drawn.svg);
     top += drawn.height + (drawn.height > 0 ? 16 : 0);

@@ -9,6 +9,8 @@ export type LoadSpec = {
   requests: PooledRequest[];
   /** Parse each response as a batch answer and add up its `accepted` and `rejected`. */
   count_batch_items: boolean;
+  /** Requests per second over all connections (an offered load); unset: each connection sends as fast as it is answered. */
+  rate_per_s?: number;
 };
 
 export type LoadResult = {

@@ -33,7 +33,8 @@ async function run(spec: LoadSpec, duration_s: number, record: boolean): Promise
   }
   const started = performance.now();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({ url: spec.url, connections: spec.connections, duration: duration_s, requests: [request], timeout: 30 }, (error, done) => {
+    const rate = spec.rate_per_s === undefined ? {} : { overallRate: Math.max(1, Math.round(spec.rate_per_s)) };
+    const instance = autocannon({ url: spec.url, connections: spec.connections, duration: duration_s, requests: [request], timeout: 30, ...rate }, (error, done) => {
       if (error !== null && error !== undefined) reject(error);
       else resolve(done);
     });

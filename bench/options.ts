@@ -5,15 +5,23 @@
  *   npm run bench [-- --smoke] [-- --duration-s 8] [-- --connections 64] [-- --scale 10k,100k,1M]
  *                 [-- --no-scale] [-- --results-dir DIR] [-- --chart FILE] [-- --update-docs]
  *                 [-- --profile-dir DIR]   (CPU profiles of the service, for chrome://inspect or speedscope)
+ *                 [-- --scenario main,scale,events]   (only these parts; default all)
+ *                 [-- --events-subscribers 1000] [-- --events-rate 100] [-- --events-duration-s 20]
  *   BENCH_SMOKE=1  BENCH_DURATION_S=8  BENCH_CONNECTIONS=64  BENCH_SCALE=10k,100k,1M
- *   BENCH_DATABASE_URL=postgres://…  BENCH_RESULTS_DIR=…  BENCH_SEALER_TXS=200000
+ *   BENCH_DATABASE_URL=postgres://…  BENCH_RESULTS_DIR=…  BENCH_SEALER_TXS=200000  BENCH_SCENARIO=events
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BenchError } from './processes.js';
 
+/** The parts of a run: the main scenarios (submit, batch, durability, reads, sealer), the scale curve, the events scenario. */
+export const BENCH_PARTS = ['main', 'scale', 'events'] as const;
+export type BenchPart = (typeof BENCH_PARTS)[number];
+
 export type BenchOptions = {
   smoke: boolean;
+  /** The parts this run makes (all of them unless `--scenario` names some). */
+  parts: BenchPart[];
   /** Measured seconds per scenario (each also gets a short warm-up). */
   duration_s: number;
   warmup_s: number;
@@ -32,6 +40,12 @@ export type BenchOptions = {
   scale_users: number;
   /** Seconds per read scenario at each scale level. */
   scale_duration_s: number;
+  /** Events scenario: SSE subscribers held open by the subscriber process. */
+  events_subscribers: number;
+  /** Events scenario: submissions per second (open loop) while the subscribers listen. */
+  events_rate_per_s: number;
+  /** Events scenario: measured seconds (after `warmup_s`). */
+  events_duration_s: number;
   /** A postgres:// URL: benchmark the PostgreSQL store on that server instead of SQLite. */
   database_url: string | undefined;
   results_dir: string;
@@ -73,6 +87,10 @@ export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.
       'update-docs': { type: 'boolean' },
       'sealer-txs': { type: 'string' },
       'profile-dir': { type: 'string' },
+      scenario: { type: 'string' },
+      'events-subscribers': { type: 'string' },
+      'events-rate': { type: 'string' },
+      'events-duration-s': { type: 'string' },
     },
   });
   const smoke = values.smoke === true || env.BENCH_SMOKE === '1' || env.BENCH_SMOKE === 'true';
@@ -87,8 +105,10 @@ export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.
   if (database_url !== undefined && !/^postgres(ql)?:\/\//.test(database_url)) {
     throw new BenchError('BENCH_DATABASE_URL must be a postgres:// URL (leave it unset to benchmark SQLite)');
   }
+  const parts = readParts(values.scenario ?? env.BENCH_SCENARIO);
   return {
     smoke,
+    parts,
     duration_s,
     warmup_s: smoke ? 0 : 2,
     connections: positive('connections', values.connections ?? env.BENCH_CONNECTIONS, smoke ? 8 : 64),
@@ -99,13 +119,25 @@ export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.
     scale_levels,
     scale_users: smoke ? 1000 : 100_000,
     scale_duration_s: smoke ? 1 : 5,
+    events_subscribers: positive('events subscribers', values['events-subscribers'], smoke ? 20 : 1000),
+    events_rate_per_s: positive('events rate', values['events-rate'], smoke ? 20 : 100),
+    events_duration_s: positive('events duration', values['events-duration-s'], smoke ? 2 : 20),
     database_url,
     results_dir,
-    chart_file: path.resolve(values.chart ?? (smoke ? path.join(results_dir, 'chart.svg') : path.join(ROOT, 'docs', database_url === undefined ? 'performance-chart.svg' : 'performance-chart-postgres.svg'))),
+    // A partial run (--scenario) draws its chart next to its results, never over the docs' chart of a full run.
+    chart_file: path.resolve(values.chart ?? (smoke || parts.length < BENCH_PARTS.length ? path.join(results_dir, 'chart.svg') : path.join(ROOT, 'docs', database_url === undefined ? 'performance-chart.svg' : 'performance-chart-postgres.svg'))),
     update_docs: values['update-docs'] === true,
     profile_dir: values['profile-dir'] === undefined ? undefined : path.resolve(values['profile-dir']),
     root: ROOT,
   };
+}
+
+function readParts(text: string | undefined): BenchPart[] {
+  if (text === undefined || text.trim() === '') return [...BENCH_PARTS];
+  const names = text.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const unknown = names.filter((name) => !(BENCH_PARTS as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length > 0) throw new BenchError(`--scenario takes some of ${BENCH_PARTS.join(', ')} (got "${text}")`);
+  return BENCH_PARTS.filter((part) => names.includes(part));
 }
 
 function positive(name: string, text: string | undefined, fallback: number): number {

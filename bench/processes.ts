@@ -1,11 +1,13 @@
 /**
  * The processes of a benchmark run: the service itself (`node dist/main.js`, exactly as deployed),
- * the bare Fastify ceiling, and the load generator. Each is a child process on loopback.
+ * the bare Fastify ceiling, the load generator and the events scenario's subscribers. Each is a child
+ * process on loopback.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import type { SubscriberCommand, SubscriberReply } from './event-measures.js';
 import type { LoadResult, LoadSpec } from './load-types.js';
 
 const READY_TIMEOUT_MS = 120_000;
@@ -14,8 +16,13 @@ const STOP_TIMEOUT_MS = 120_000;
 const SERVICE_VARIABLES = [
   'PORT', 'HOST', 'DATABASE_URL', 'JWT_ISSUER', 'JWT_JWKS_URL', 'JWT_AUDIENCE', 'JWT_SECRET', 'LEDGER_ADMIN_SCOPE', 'API_KEYS',
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'BLOCK_INTERVAL_MS', 'BLOCK_TXS_MAX', 'NATIVE_SYMBOL', 'NATIVE_PRICE_USD', 'LOG_LEVEL',
-  'NODE_ENV', 'METRICS_TOKEN', 'METRICS_PORT',
+  'LOG_FORMAT',
+  'NODE_ENV', 'METRICS_TOKEN', 'METRICS_PORT', 'REDIS_URL', 'AUTH_FAILURES_MAX', 'TRUST_PROXY', 'CORS_ORIGINS',
+  'DATABASE_QUERY_TIMEOUT_MS', 'SEALER_LEASE_TIMEOUT_MS', 'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS',
+  'HTTP_CONNECTIONS_MAX',
 ];
+/** Prefixes of the service's variables that are never inherited either (the event log's, webhooks', tokens' and keys'). */
+const SERVICE_VARIABLE_PREFIXES = ['EVENTS_', 'WEBHOOK_', 'JWT_', 'JWKS_'];
 
 export class BenchError extends Error {}
 
@@ -42,7 +49,8 @@ export type ServiceProcess = {
 /** Starts `node dist/main.js` with `env` and waits for /readyz; a service that exits instead is reported with its own words. */
 export async function startService(root: string, env: Record<string, string>, profile_dir?: string): Promise<ServiceProcess> {
   const port = await freePort();
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !SERVICE_VARIABLES.includes(name)));
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) =>
+    !SERVICE_VARIABLES.includes(name) && !SERVICE_VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix))));
   const profile = profile_dir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile_dir}`];
   const child = spawn(process.execPath, [...profile, 'dist/main.js'], {
     cwd: root,
@@ -96,6 +104,59 @@ export function peakRssBytes(pid: number): number {
   }
 }
 
+/** VmRSS from /proc (Linux): the resident memory of the process now; 0 where /proc is not available. */
+export function rssBytes(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match === null ? 0 : Number(match[1]) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** Linux's clock ticks per second (USER_HZ), the unit of /proc/<pid>/stat's CPU times. */
+const CLOCK_TICKS_PER_S = 100;
+
+/** CPU time (user + system, every thread) the process has used so far, from /proc/<pid>/stat; 0 where unavailable. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces, inside parentheses): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Time the process's threads have spent running on a CPU and runnable but waiting for one, from
+ * /proc/<pid>/task/<tid>/schedstat (needs schedstats in the kernel); zeros where unavailable.
+ */
+export function scheduleSeconds(pid: number): { running_s: number; waiting_s: number } {
+  const total = { running_s: 0, waiting_s: 0 };
+  try {
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+      const [running_ns, waiting_ns] = fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').trim().split(' ').map(Number);
+      total.running_s += (running_ns ?? 0) / 1e9;
+      total.waiting_s += (waiting_ns ?? 0) / 1e9;
+    }
+  } catch {
+    // A thread that ended between the listing and the read, or no /proc: what was read so far.
+  }
+  return total;
+}
+
+/** The soft limit of open files of this process (inherited by the processes it starts); null where unknown. */
+export function openFilesLimit(): number | null {
+  try {
+    const match = /^Max open files\s+(\d+|unlimited)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+    return match === null ? null : match[1] === 'unlimited' ? Number.POSITIVE_INFINITY : Number(match[1]);
+  } catch {
+    return null;
+  }
+}
+
 /** The bare Fastify ceiling, in a process of its own. */
 export async function startBareServer(root: string): Promise<{ url: string; stop(): void }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join('bench', 'bare-server.ts')], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -135,6 +196,44 @@ export function startLoadGenerator(root: string): LoadGenerator {
       return new Promise<LoadResult>((resolve, reject) => {
         waiting = { resolve, reject };
         child.stdin?.write(`${JSON.stringify(spec)}\n`);
+      });
+    },
+    stop() {
+      child.stdin?.end();
+    },
+  };
+}
+
+export type SubscriberProcess = { pid: number; send(command: SubscriberCommand): Promise<SubscriberReply>; stop(): void };
+
+/**
+ * The events scenario's subscriber process (bench/event-subscribers.ts): one command per line on its
+ * stdin, one answer per line on its stdout, in turn.
+ */
+export function startSubscriberProcess(root: string): SubscriberProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join('bench', 'event-subscribers.ts')], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  let buffered = '';
+  let waiting: { resolve: (reply: SubscriberReply) => void; reject: (error: Error) => void } | null = null;
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-8000); });
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    const newline = buffered.indexOf('\n');
+    if (newline < 0 || waiting === null) return;
+    const line = buffered.slice(0, newline);
+    buffered = buffered.slice(newline + 1);
+    const settle = waiting;
+    waiting = null;
+    settle.resolve(JSON.parse(line) as SubscriberReply);
+  });
+  child.once('exit', (code) => waiting?.reject(new BenchError(`the subscriber process exited (code ${code}):\n${stderr}`)));
+  return {
+    pid: child.pid as number,
+    send(command) {
+      if (waiting !== null) return Promise.reject(new BenchError('one subscriber command at a time'));
+      return new Promise<SubscriberReply>((resolve, reject) => {
+        waiting = { resolve, reject };
+        child.stdin?.write(`${JSON.stringify(command)}\n`);
       });
     },
     stop() {

@@ -1,4 +1,5 @@
 /** The results of a run, the targets they are judged against, and the table printed and written to docs. */
+import type { Summary, SubscriberReport } from './event-measures.js';
 import type { LoadResult } from './load-types.js';
 import { formatSize } from './options.js';
 
@@ -33,6 +34,31 @@ export type ScaleLevel = {
   reads: Record<string, ReadPoint>;
 };
 
+/** One measured run of the events scenario: subscribers on one instance, submissions to one (the same, or another). */
+export type EventsPlacement = {
+  name: 'same_instance' | 'across_instances';
+  title: string;
+  load_average: number;
+  /** Events the log grew by while the streams were open (warm-up included). */
+  events: number;
+  /** Seconds from the first submission until every stream had every event. */
+  elapsed_s: number;
+  submitter: { submitted: number; acknowledged: number; measured: number; errors: number; error_samples: string[]; late_starts: number; latency_ms: Summary };
+  streams: SubscriberReport;
+  /** Events received by all streams together per second. */
+  delivered_events_per_s: number;
+  /**
+   * The instance holding the streams: VmRSS before they opened and the most sampled while open, the most
+   * heap in use and external memory (socket write buffers) its /metrics showed, its CPU meanwhile (% of one core)
+   * and the time its threads were runnable but waited for a CPU held by another process (% of the elapsed time, all threads).
+   */
+  service: { rss_before_bytes: number; rss_peak_bytes: number; heap_used_peak_bytes: number; external_peak_bytes: number; cpu_percent: number; cpu_wait_percent: number };
+  /** Submissions refused, streams not complete (ended early, gap, not opened), events out of sequence, transactions some stream missed. */
+  errors: number;
+};
+
+export type EventsResult = { subscribers: number; rate_per_s: number; duration_s: number; warmup_s: number; placements: EventsPlacement[] };
+
 export type Target = { name: string; goal: string; value: string; met: boolean | null };
 
 export type BenchResults = {
@@ -42,11 +68,14 @@ export type BenchResults = {
   store: 'sqlite' | 'postgres';
   settings: Record<string, unknown>;
   machine: { cpus: number; cpu_model: string; memory_bytes: number; node: string; platform: string; fsync_ms_p50: number; load_average_at_start: number };
-  main_ledger: { transactions: number; blocks: number; users: number };
+  /** The parts this run made (see BENCH_PARTS); the others' fields are empty or null. */
+  parts: string[];
+  main_ledger: { transactions: number; blocks: number; users: number } | null;
   scenarios: ScenarioResult[];
-  durability: { acknowledged: number; found_after_kill: number; lost: number };
-  sealer: { pending: number; transactions: number; blocks: number; seal_s: number; transactions_per_s: number; wall_s: number; wall_transactions_per_s: number };
+  durability: { acknowledged: number; found_after_kill: number; lost: number } | null;
+  sealer: { pending: number; transactions: number; blocks: number; seal_s: number; transactions_per_s: number; wall_s: number; wall_transactions_per_s: number } | null;
   scale: { levels: ScaleLevel[] } | null;
+  events: EventsResult | null;
   targets: Target[];
 };
 
@@ -58,6 +87,8 @@ const SEALER_MIN = { sqlite: 50_000, postgres: 15_000 } as const;
 const BATCH_SQLITE_MIN = 100_000;
 const SCALE_LATENCY_RATIO_MAX = 1.5;
 const PEAK_RSS_BYTES_MAX = 300 * 1024 * 1024;
+const EVENTS_LAG_P99_MS_MAX = { same_instance: 100, across_instances: 250 } as const;
+const EVENTS_RSS_BYTES_MAX = 400 * 1024 * 1024;
 
 export function judgeTargets(results: BenchResults): Target[] {
   const targets: Target[] = [];
@@ -72,17 +103,21 @@ export function judgeTargets(results: BenchResults): Target[] {
       met: judged ? scenario.service.latency_ms.p99 <= SUBMIT_P99_MS_MAX : null,
     });
   }
-  targets.push({
-    name: 'every acknowledged submission durable (kill -9, restart)',
-    goal: '0 lost',
-    value: `${results.durability.lost} lost of ${results.durability.acknowledged}`,
-    met: results.durability.lost === 0,
-  });
+  if (results.durability !== null) {
+    targets.push({
+      name: 'every acknowledged submission durable (kill -9, restart)',
+      goal: '0 lost',
+      value: `${results.durability.lost} lost of ${results.durability.acknowledged}`,
+      met: results.durability.lost === 0,
+    });
+  }
   for (const scenario of results.scenarios.filter((item) => item.kind === 'read')) {
     targets.push({ name: `${scenario.title}: vs bare route`, goal: `≥ ${percent(READ_RATIO_MIN)}`, value: percent(scenario.ratio), met: scenario.ratio >= READ_RATIO_MIN });
   }
   const sealer_min = SEALER_MIN[results.store];
-  targets.push({ name: `sealer (${results.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'})`, goal: `≥ ${formatSize(sealer_min)} tx/s`, value: `${rate(results.sealer.transactions_per_s)} tx/s`, met: results.sealer.transactions_per_s >= sealer_min });
+  if (results.sealer !== null) {
+    targets.push({ name: `sealer (${results.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'})`, goal: `≥ ${formatSize(sealer_min)} tx/s`, value: `${rate(results.sealer.transactions_per_s)} tx/s`, met: results.sealer.transactions_per_s >= sealer_min });
+  }
   const batch = results.scenarios.find((item) => item.kind === 'batch');
   if (batch !== undefined) {
     targets.push({
@@ -93,6 +128,26 @@ export function judgeTargets(results: BenchResults): Target[] {
     });
   }
   targets.push(...scaleTargets(results));
+  targets.push(...eventsTargets(results));
+  return targets;
+}
+
+export function eventsTargets(results: BenchResults): Target[] {
+  const events = results.events;
+  if (events === null) return [];
+  const targets: Target[] = [];
+  for (const placement of events.placements) {
+    const lag = placement.streams.lag_from_ack_ms;
+    const lag_max = EVENTS_LAG_P99_MS_MAX[placement.name];
+    targets.push({ name: `event lag p99, ${placement.title} (202 → delivery, ${events.subscribers} streams)`, goal: `≤ ${lag_max} ms`, value: `${ms(lag.p99)} ms (p50 ${ms(lag.p50)})`, met: lag.count > 0 && lag.p99 <= lag_max });
+    targets.push({
+      name: `service RSS with ${events.subscribers} streams, ${placement.title}`,
+      goal: `≤ ${EVENTS_RSS_BYTES_MAX / 2 ** 20} MiB`,
+      value: `${mib(placement.service.rss_peak_bytes)} MiB`,
+      met: placement.service.rss_peak_bytes <= EVENTS_RSS_BYTES_MAX,
+    });
+    targets.push({ name: `every stream complete, no gap, ${placement.title}`, goal: '0 errors', value: `${placement.errors} errors`, met: placement.errors === 0 });
+  }
   return targets;
 }
 
@@ -126,6 +181,10 @@ function rate(value: number): string {
   return Math.round(value).toLocaleString('en-US');
 }
 
+function mib(bytes: number): string {
+  return (bytes / 2 ** 20).toFixed(0);
+}
+
 function ms(value: number): string {
   return value < 10 ? value.toFixed(2) : value.toFixed(1);
 }
@@ -134,24 +193,34 @@ function table(header: string[], rows: string[][]): string {
   return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
 }
 
-export function markdownReport(results: BenchResults): string {
+function runLine(results: BenchResults): string {
   const m = results.machine;
+  return `Run of ${results.started_at.slice(0, 16).replace('T', ' ')} UTC${results.smoke ? ' (smoke: too short to judge)' : ''}: ${results.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} store, ` +
+    `${m.cpus} × ${m.cpu_model}, ${(m.memory_bytes / 2 ** 30).toFixed(0)} GiB, Node ${m.node}, ${m.platform}, fsync ${m.fsync_ms_p50.toFixed(2)} ms (median 4 KiB write + fsync), load average ${m.load_average_at_start.toFixed(1)} at the start.`;
+}
+
+/** The tables of a run: its main scenarios, sealer and durability, scale curve and events scenario (those it made), and its targets. */
+export function markdownReport(results: BenchResults): string {
   const parts: string[] = [];
-  parts.push(`Run of ${results.started_at.slice(0, 16).replace('T', ' ')} UTC${results.smoke ? ' (smoke: too short to judge)' : ''}: ${results.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} store, ` +
-    `${m.cpus} × ${m.cpu_model}, ${(m.memory_bytes / 2 ** 30).toFixed(0)} GiB, Node ${m.node}, ${m.platform}, fsync ${m.fsync_ms_p50.toFixed(2)} ms (median 4 KiB write + fsync), load average ${m.load_average_at_start.toFixed(1)} at the start. ` +
-    `${results.settings.duration_s} s per scenario after ${results.settings.warmup_s} s of warm-up; the ledger held ${rate(results.main_ledger.transactions)} transactions in ${rate(results.main_ledger.blocks)} blocks for the reads.`);
-  parts.push(table(
-    ['scenario', 'conn.', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'bare req/s', 'bare p99 ms', 'vs bare', 'tx/s', 'load avg'],
-    results.scenarios.map((scenario) => [
-      scenario.title, String(scenario.connections), rate(scenario.service.requests_per_s), ms(scenario.service.latency_ms.p50), ms(scenario.service.latency_ms.p99),
-      String(scenario.service.errors), rate(scenario.bare.requests_per_s), ms(scenario.bare.latency_ms.p99), `${(scenario.ratio * 100).toFixed(0)} %`,
-      scenario.transactions_per_s === null ? '' : rate(scenario.transactions_per_s), scenario.load_average.toFixed(1),
-    ]),
-  ));
+  const ledger = results.main_ledger;
+  parts.push(`${runLine(results)}${ledger === null ? '' : ` ${results.settings.duration_s} s per scenario after ${results.settings.warmup_s} s of warm-up; the ledger held ${rate(ledger.transactions)} transactions in ${rate(ledger.blocks)} blocks for the reads.`}`);
+  if (results.scenarios.length > 0) {
+    parts.push(table(
+      ['scenario', 'conn.', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'bare req/s', 'bare p99 ms', 'vs bare', 'tx/s', 'load avg'],
+      results.scenarios.map((scenario) => [
+        scenario.title, String(scenario.connections), rate(scenario.service.requests_per_s), ms(scenario.service.latency_ms.p50), ms(scenario.service.latency_ms.p99),
+        String(scenario.service.errors), rate(scenario.bare.requests_per_s), ms(scenario.bare.latency_ms.p99), `${(scenario.ratio * 100).toFixed(0)} %`,
+        scenario.transactions_per_s === null ? '' : rate(scenario.transactions_per_s), scenario.load_average.toFixed(1),
+      ]),
+    ));
+  }
   const s = results.sealer;
-  parts.push(`**Sealer:** ${rate(s.transactions)} preloaded transfers sealed in ${s.blocks} blocks (BLOCK_TXS_MAX=100000) in ${s.seal_s.toFixed(2)} s of sealing: ` +
-    `**${rate(s.transactions_per_s)} tx/s** (${rate(s.wall_transactions_per_s)} tx/s counting the restart, ${s.wall_s.toFixed(1)} s). ` +
-    `**Durability:** ${rate(results.durability.acknowledged)} submissions acknowledged, ${rate(results.durability.found_after_kill)} in the ledger after \`kill -9\` and a restart, ${results.durability.lost} lost.`);
+  const durability = results.durability;
+  if (s !== null && durability !== null) {
+    parts.push(`**Sealer:** ${rate(s.transactions)} preloaded transfers sealed in ${s.blocks} blocks (BLOCK_TXS_MAX=100000) in ${s.seal_s.toFixed(2)} s of sealing: ` +
+      `**${rate(s.transactions_per_s)} tx/s** (${rate(s.wall_transactions_per_s)} tx/s counting the restart, ${s.wall_s.toFixed(1)} s). ` +
+      `**Durability:** ${rate(durability.acknowledged)} submissions acknowledged, ${rate(durability.found_after_kill)} in the ledger after \`kill -9\` and a restart, ${durability.lost} lost.`);
+  }
   const levels = results.scale?.levels ?? [];
   if (levels.length > 0) {
     const names = Object.keys(levels[0]?.reads ?? {});
@@ -167,9 +236,43 @@ export function markdownReport(results: BenchResults): string {
       ]),
     ));
   }
+  if (results.events !== null) parts.push(...eventsTables(results.events));
   parts.push('**Targets:**');
-  parts.push(table(['target', 'goal', 'measured', 'met'], results.targets.map((target) => [target.name, target.goal, target.value, target.met === null ? '—' : target.met ? 'yes' : '**no**'])));
+  parts.push(targetsTable(results.targets));
   return parts.join('\n\n');
+}
+
+/** The events scenario alone (for its own block of docs/performance.md): the run, its table and its targets. */
+export function eventsMarkdown(results: BenchResults): string {
+  if (results.events === null) return '';
+  return [runLine(results), ...eventsTables(results.events), '**Targets:**', targetsTable(eventsTargets(results))].join('\n\n');
+}
+
+function eventsTables(events: EventsResult): string[] {
+  return [
+    `**Events** (${rate(events.subscribers)} SSE streams, ${rate(events.rate_per_s)} submissions/s for ${events.duration_s} s after ${events.warmup_s} s of warm-up; ` +
+      'lag: from the submitter receiving the 202 to a stream receiving the `transaction.accepted`, every stream and every measured transaction; ' +
+      'confirmed: from the 202 to the `transaction.confirmed`, waiting for the block included; RSS: the instance holding the streams, before they opened → the most while open):',
+    table(
+      ['streams', 'lag p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'confirmed p50 / p99 ms', 'fan-out p99 ms', 'events/s delivered', 'submit p99 ms', 'RSS MiB', 'heap / external MiB', 'service CPU / waiting for CPU', 'subscribers CPU', 'errors', 'load avg'],
+      events.placements.map((placement) => {
+        const lag = placement.streams.lag_from_ack_ms;
+        const confirmed = placement.streams.confirmed_from_ack_ms;
+        return [
+          placement.title, ms(lag.p50), ms(lag.p90), ms(lag.p99), ms(lag.max), `${ms(confirmed.p50)} / ${ms(confirmed.p99)}`, ms(placement.streams.fanout_spread_ms.p99),
+          rate(placement.delivered_events_per_s), ms(placement.submitter.latency_ms.p99),
+          `${mib(placement.service.rss_before_bytes)} → ${mib(placement.service.rss_peak_bytes)}`,
+          `${mib(placement.service.heap_used_peak_bytes)} / ${mib(placement.service.external_peak_bytes)}`,
+          `${placement.service.cpu_percent.toFixed(0)} % / ${placement.service.cpu_wait_percent.toFixed(0)} %`,
+          `${placement.streams.cpu_percent.toFixed(0)} %`, String(placement.errors), placement.load_average.toFixed(1),
+        ];
+      }),
+    ),
+  ];
+}
+
+function targetsTable(targets: Target[]): string {
+  return table(['target', 'goal', 'measured', 'met'], targets.map((target) => [target.name, target.goal, target.value, target.met === null ? '—' : target.met ? 'yes' : '**no**']));
 }
 
 export function printReport(results: BenchResults): void {

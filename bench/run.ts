@@ -2,7 +2,9 @@
  * `npm run bench`: builds the service if needed, starts it (`node dist/main.js`, SQLite in a temp
  * folder, or PostgreSQL with BENCH_DATABASE_URL) and a bare Fastify ceiling, loads both from a
  * separate autocannon process over loopback, and reports every scenario against the ceiling and the
- * targets. Writes bench/results/<timestamp>.json (and latest.json), draws the chart, prints the table.
+ * targets; the events scenario holds SSE streams from a subscriber process of its own
+ * (bench/events-scenario.ts). `--scenario` picks parts of the run. Writes
+ * bench/results/<timestamp>.json (and latest.json), draws the chart, prints the table.
  * Options: see bench/options.ts.
  */
 import { randomBytes } from 'node:crypto';
@@ -12,11 +14,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { drawChart } from './chart.js';
 import { freshDatabase, type FreshDatabase } from './databases.js';
+import { eventsScenario } from './events-scenario.js';
 import { getJson, loadTransactions, metricValue, scrapeMetrics, signToken, waitUntilSealed, type Stats, type TransferBody } from './ledger-client.js';
 import type { LoadSpec, PooledRequest } from './load-types.js';
-import { formatSize, readOptions, type BenchOptions } from './options.js';
-import { BenchError, startBareServer, startLoadGenerator, startService, type LoadGenerator, type ServiceProcess } from './processes.js';
-import { judgeTargets, markdownReport, printReport, type BenchResults, type ScaleLevel, type ScenarioResult } from './report.js';
+import { BENCH_PARTS, formatSize, readOptions, type BenchOptions } from './options.js';
+import { BenchError, sleep, startBareServer, startLoadGenerator, startService, type LoadGenerator, type ServiceProcess } from './processes.js';
+import { eventsMarkdown, judgeTargets, markdownReport, printReport, type BenchResults, type ScaleLevel, type ScenarioResult } from './report.js';
 
 const SUBMIT_AMOUNT = '0.01';
 const FUNDING_AMOUNT = '1000000';
@@ -25,6 +28,8 @@ const SAMPLE_POOL_SIZE = 1000;
 const SCALE_BLOCK_TXS_MAX = 250;
 const LOAD_BATCH_SIZE = 1000;
 const LOAD_CONCURRENCY = 4;
+/** How long the burst runs whose middle a profiled run's durability check kills the service in. */
+const DURABILITY_BURST_S = 4;
 
 type Run = {
   options: BenchOptions;
@@ -51,9 +56,10 @@ async function main(): Promise<void> {
   run.bare_url = bare.url;
   try {
     if (LOAD_AVERAGE_AT_START > os.cpus().length) log(`warning: the load average is ${LOAD_AVERAGE_AT_START.toFixed(1)} on ${os.cpus().length} cores: other work will distort the numbers`);
-    log(`tabula benchmark: ${options.smoke ? 'smoke run' : 'full run'}, store ${options.database_url === undefined ? 'SQLite' : 'PostgreSQL'}, ${options.duration_s} s per scenario, ${options.connections} connections`);
-    const main_run = await mainScenarios(run);
-    const scale = options.scale_levels.length === 0 ? null : await scaleCurve(run);
+    log(`tabula benchmark: ${options.smoke ? 'smoke run' : 'full run'}, store ${options.database_url === undefined ? 'SQLite' : 'PostgreSQL'}, ${options.parts.join(', ')}, ${options.duration_s} s per scenario, ${options.connections} connections`);
+    const main_run = options.parts.includes('main') ? await mainScenarios(run) : { scenarios: [], durability: null, sealer: null, main_ledger: null };
+    const events = options.parts.includes('events') ? await eventsScenario(eventsContext(run)) : null;
+    const scale = options.scale_levels.length === 0 || !options.parts.includes('scale') ? null : await scaleCurve(run);
     const results: BenchResults = {
       started_at: started_at.toISOString(),
       finished_at: new Date().toISOString(),
@@ -63,16 +69,20 @@ async function main(): Promise<void> {
         duration_s: options.duration_s, warmup_s: options.warmup_s, connections: options.connections, batch_connections: options.batch_connections,
         batch_size: options.batch_size, senders: options.senders, sealer_transactions: options.sealer_transactions,
         scale_levels: options.scale_levels, scale_users: options.scale_users, scale_duration_s: options.scale_duration_s,
+        events_subscribers: options.events_subscribers, events_rate_per_s: options.events_rate_per_s, events_duration_s: options.events_duration_s,
       },
+      parts: options.parts,
       machine: describeMachine(temp_dir),
       ...main_run,
       scale,
+      events,
       targets: [],
     };
     results.targets = judgeTargets(results);
     writeResults(options, results);
     printReport(results);
     if (results.scenarios.some((scenario) => scenario.service.errors > 0 || scenario.service.requests === 0)) process.exitCode = 1;
+    if (events !== null && events.placements.some((placement) => placement.errors > 0 || placement.streams.lag_from_ack_ms.count === 0)) process.exitCode = 1;
   } finally {
     bare.stop();
     run.load.stop();
@@ -126,6 +136,14 @@ async function startOrExplain(run: Run, env: Record<string, string>): Promise<Se
   }
 }
 
+function eventsContext(run: Run) {
+  return {
+    options: run.options, secret: run.secret, metrics_token: run.metrics_token, admin: run.admin, log,
+    newLedger: (name: string) => newLedger(run, name),
+    startService: (database_url: string, overrides: Record<string, string>) => startOrExplain(run, serviceEnv(run, database_url, overrides)),
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // The main scenarios: submit, batch, durability, reads, sealer.
 
@@ -159,8 +177,21 @@ async function mainScenarios(run: Run): Promise<Pick<BenchResults, 'scenarios' |
   scenarios.push(await measure(run, service, 'batch', `batch of ${options.batch_size}`, 'batch', batches, options.batch_connections));
   acknowledged += scenarios.reduce((sum, scenario) => sum + scenario.service.acknowledged, 0);
 
-  log('durability: kill -9 after the submit scenarios, restart, count what was stored');
-  await service.kill();
+  if (options.profile_dir !== undefined) {
+    // --cpu-prof writes a profile only when the process exits by itself: kill -9 would lose the submit
+    // path's profile. So a profiled run stops the service cleanly here, starts it again, and kills that
+    // one during a short burst of submissions instead (whose acknowledgements must survive too).
+    log('profiling: SIGTERM to keep the submit profile; durability is checked on a new start, killed during a burst');
+    await service.stop();
+    service = await startOrExplain(run, env);
+    const burst = run.load.run({ url: service.url, connections: options.connections, duration_s: DURABILITY_BURST_S, warmup_s: 0, requests: submit_many, count_batch_items: false });
+    await sleep((DURABILITY_BURST_S * 1000) / 2);
+    await service.kill();
+    acknowledged += (await burst).acknowledged;
+  } else {
+    log('durability: kill -9 after the submit scenarios, restart, count what was stored');
+    await service.kill();
+  }
   service = await startOrExplain(run, env);
   await waitUntilSealed(service.url, run.metrics_token);
   const after_kill = await getJson<Stats>(`${service.url}/api/stats`, run.admin);
@@ -367,25 +398,41 @@ function writeResults(options: BenchOptions, results: BenchResults): void {
   fs.mkdirSync(options.results_dir, { recursive: true });
   const stamp = results.started_at.replace(/[:.]/g, '-');
   const json = `${JSON.stringify(results, null, 2)}\n`;
+  const complete = options.parts.length === BENCH_PARTS.length;
   fs.writeFileSync(path.join(options.results_dir, `${stamp}.json`), json);
-  // latest.* is the last run of either store; latest.<store>.* the last run of that store (both are kept in git).
-  fs.writeFileSync(path.join(options.results_dir, 'latest.json'), json);
-  fs.writeFileSync(path.join(options.results_dir, `latest.${results.store}.json`), json);
+  const markdown = markdownReport(results);
+  // Kept in git: latest.* is the last complete run of either store, latest.<store>.* the last complete run of
+  // that store, latest.events.<store>.* the last run of the events scenario on that store (complete or not).
+  if (complete) {
+    for (const name of ['latest', `latest.${results.store}`]) {
+      fs.writeFileSync(path.join(options.results_dir, `${name}.json`), json);
+      fs.writeFileSync(path.join(options.results_dir, `${name}.md`), markdown);
+    }
+  } else {
+    fs.writeFileSync(path.join(options.results_dir, `${stamp}.md`), markdown);
+  }
+  if (results.events !== null) {
+    fs.writeFileSync(path.join(options.results_dir, `latest.events.${results.store}.json`), json);
+    fs.writeFileSync(path.join(options.results_dir, `latest.events.${results.store}.md`), eventsMarkdown(results));
+  }
   fs.mkdirSync(path.dirname(options.chart_file), { recursive: true });
   fs.writeFileSync(options.chart_file, drawChart(results));
-  const markdown = markdownReport(results);
-  fs.writeFileSync(path.join(options.results_dir, 'latest.md'), markdown);
-  fs.writeFileSync(path.join(options.results_dir, `latest.${results.store}.md`), markdown);
-  if (options.update_docs) updateDocs(options, results.store, markdown);
+  if (options.update_docs) {
+    if (options.parts.includes('main')) {
+      const without_events = { ...results, events: null };
+      updateDocs(options, results.store, markdownReport({ ...without_events, targets: judgeTargets(without_events) }));
+    }
+    if (results.events !== null) updateDocs(options, `events:${results.store}`, eventsMarkdown(results));
+  }
   log(`results: ${path.relative(process.cwd(), path.join(options.results_dir, `${stamp}.json`))}, chart: ${path.relative(process.cwd(), options.chart_file)}`);
 }
 
-/** Replaces this store's generated block of docs/performance.md with this run's tables (the other store's block is kept). */
-function updateDocs(options: BenchOptions, store: BenchResults['store'], markdown: string): void {
+/** Replaces one generated block of docs/performance.md (`bench:<name>`) with this run's tables (the other blocks are kept). */
+function updateDocs(options: BenchOptions, name: string, markdown: string): void {
   const file = path.join(options.root, 'docs', 'performance.md');
   const text = fs.readFileSync(file, 'utf8');
-  const start = `<!-- bench:${store}:start -->`;
-  const end = `<!-- bench:${store}:end -->`;
+  const start = `<!-- bench:${name}:start -->`;
+  const end = `<!-- bench:${name}:end -->`;
   if (!text.includes(start) || !text.includes(end)) throw new BenchError(`${file} has no ${start} … ${end} block`);
   const before = text.slice(0, text.indexOf(start) + start.length);
   const after = text.slice(text.indexOf(end));

@@ -1,7 +1,8 @@
 /**
  * The benchmark's smoke run (`npm run bench -- --smoke`): every scenario, a few seconds in all, so the
  * benchmark cannot rot. No timing is asserted (speed is judged by full runs, not by tests): only that
- * every scenario ran, answered without errors, and that the results and the chart were written.
+ * every scenario ran, answered without errors (the events scenario: every stream saw every event, in
+ * sequence, to the end), and that the results and the chart were written.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -43,11 +44,26 @@ describe('benchmark smoke run', () => {
     expect(batch?.service.batch_items?.rejected).toBe(0);
     expect(batch?.service.batch_items?.accepted).toBeGreaterThan(0);
 
-    expect(results.durability.lost).toBe(0);
-    expect(results.durability.found_after_kill).toBeGreaterThanOrEqual(results.durability.acknowledged);
-    expect(results.sealer.pending).toBe(2000);
-    expect(results.sealer.transactions).toBe(2000);
-    expect(results.sealer.transactions_per_s).toBeGreaterThan(0);
+    expect(results.durability?.lost).toBe(0);
+    expect(results.durability?.found_after_kill).toBeGreaterThanOrEqual(results.durability?.acknowledged ?? Infinity);
+    expect(results.sealer?.pending).toBe(2000);
+    expect(results.sealer?.transactions).toBe(2000);
+    expect(results.sealer?.transactions_per_s).toBeGreaterThan(0);
+
+    // The events scenario (SQLite: the streams on the instance that takes the submissions).
+    expect(results.events?.placements.map((placement) => placement.name)).toEqual(['same_instance']);
+    for (const placement of results.events?.placements ?? []) {
+      expect(placement.errors, JSON.stringify(placement.streams.end_reasons)).toBe(0);
+      expect(placement.submitter.errors, placement.submitter.error_samples.join('; ')).toBe(0);
+      expect(placement.streams.opened).toBe(results.events?.subscribers);
+      expect(placement.streams.complete).toBe(results.events?.subscribers);
+      expect(placement.streams.ended_early).toBe(0);
+      expect(placement.streams.out_of_sequence).toBe(0);
+      expect(placement.streams.missing_accepted).toBe(0);
+      expect(placement.streams.lag_from_ack_ms.count).toBe(placement.submitter.measured * placement.streams.subscribers);
+      expect(placement.submitter.measured).toBeGreaterThan(0);
+      expect(placement.service.rss_peak_bytes).toBeGreaterThan(0);
+    }
 
     expect(results.scale?.levels.map((level) => level.transactions)).toEqual([1000, 2000]);
     for (const level of results.scale?.levels ?? []) {
