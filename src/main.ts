@@ -2,4 +2,6 @@
 import { loadConfig } from './config.js';
 import { runService } from './run-service.js';
 
-runService(() => loadConfig());
+// Only the entry point knows whether stdout is a terminal: with LOG_FORMAT unset, that picks pretty logs.
+const runtime = { stdout_terminal: process.stdout.isTTY === true };
+runService(() => loadConfig(undefined, runtime));
