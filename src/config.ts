@@ -6,7 +6,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { parseAmount } from './domain/amount.js';
 import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/tokens.js';
-import { SCHEMA_NAME_PATTERN } from './store/postgres/connection.js';
+import { POSTGRES_TIMEOUTS_DEFAULT, SCHEMA_NAME_PATTERN, type PostgresTimeouts } from './store/postgres/connection.js';
+import { chooseLogFormat, LOG_FORMAT_SETTINGS, type LogFormat, type LogFormatSetting } from './logging/log-format.js';
 
 /** PostgreSQL: `schema` comes from the URL's `?schema=` parameter (removed from `url`); null: the server's search_path. */
 export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; schema: string | null };
@@ -16,6 +17,12 @@ export type JwtConfig = {
   jwks_url: string | undefined;
   audience: string | undefined;
   secret: string | undefined;
+  /** JWT_TYPES: when not empty, a token's `typ` header must be one of these (e.g. `at+jwt`). */
+  types: string[];
+  /** JWKS_CACHE_MAX_AGE_MS: how long fetched keys are fresh before they are refetched (in the background). */
+  jwks_cache_max_age_ms: number;
+  /** JWKS_STALE_GRACE_MS: how long past that the last keys fetched keep verifying while the IdP cannot be reached. */
+  jwks_stale_grace_ms: number;
 };
 
 export type Config = {
@@ -24,6 +31,10 @@ export type Config = {
   port: number;
   host: string;
   database: DatabaseConfig;
+  /** HTTP connections: timeouts that close slow or idle clients, and the cap on open connections (HTTP_* variables). */
+  http_limits: HttpLimits;
+  /** PostgreSQL only: how long a silent database or network is waited on (DATABASE_QUERY_TIMEOUT_MS, SEALER_LEASE_TIMEOUT_MS). */
+  postgres_timeouts: PostgresTimeouts;
   /** Shared rate-limit counts for all instances; undefined: each process counts in memory. */
   redis_url: string | undefined;
   /** Where the embedded store and the development secret live. */
@@ -43,6 +54,8 @@ export type Config = {
   native_price_text: string;
   native_price_units: bigint;
   log_level: string;
+  /** JSON lines or pretty-printed: LOG_FORMAT, or when unset pretty only on a terminal outside production. */
+  log_format: LogFormat;
   /** When set, `GET /metrics` needs `Authorization: Bearer <metrics_token>`. */
   metrics_token: string | undefined;
   /** When set, `/metrics` is served on this port (on `host`) instead of the API port. */
@@ -50,6 +63,20 @@ export type Config = {
   /** Web origins allowed to call the API from a browser (CORS); empty: same origin only. `*` allows any. */
   cors_origins: string[];
   events: EventsConfig;
+  webhooks: WebhooksConfig;
+};
+
+/** Webhook deliveries (src/webhooks/): retries, the request timeout, and the hosts allowed despite being private. */
+export type WebhooksConfig = {
+  /** The first retry waits about this long; each further one about twice as long (capped at 1 h). */
+  retry_base_ms: number;
+  /** An endpoint whose deliveries keep failing for this long is disabled. */
+  retry_period_s: number;
+  timeout_ms: number;
+  /** Host names and addresses that may be sent to even though private, loopback or link-local. */
+  allowed_hosts: string[];
+  /** Endpoints one instance delivers to at once. */
+  concurrency_max: number;
 };
 
 /** The event log's retention and the limits of its live streams. */
@@ -60,7 +87,24 @@ export type EventsConfig = {
   streams_max: number;
   /** Event streams one caller may have open at once. */
   streams_per_caller_max: number;
+  /** Publishing every event to NATS JetStream; null: no publishing. */
+  nats: NatsConfig | null;
 };
+
+/**
+ * Where the event log is published: the NATS servers (`nats://` or `tls://`), the JetStream stream, and
+ * the subjects' prefix (events go to `<subject_prefix>.<type>`).
+ */
+export type NatsConfig = { servers: string[]; stream: string; subject_prefix: string };
+
+/** A JetStream stream name: no dots, wildcards, spaces or path separators. */
+export const NATS_STREAM_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** Dot-separated tokens of letters, digits, _ and - (no wildcards, no empty token). */
+const NATS_SUBJECT_PREFIX_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+const NATS_SUBJECT_PREFIX_LENGTH_MAX = 200;
+
+/** See ConnectionLimits in src/http/server.ts. */
+export type HttpLimits = { request_timeout_ms: number; headers_timeout_ms: number; keep_alive_timeout_ms: number; connections_max: number };
 
 export class ConfigError extends Error {
   readonly variable: string;
@@ -76,9 +120,12 @@ type Environment = Record<string, string | undefined>;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 export const BLOCK_TXS_LIMIT = 100_000;
 
-export function loadConfig(env: Environment = process.env): Config {
+/** What only the entry point knows about the process it runs in (never read here): whether stdout is a terminal. */
+export type ConfigRuntime = { stdout_terminal?: boolean };
+
+export function loadConfig(env: Environment = process.env, runtime: ConfigRuntime = {}): Config {
   const node_env = env.NODE_ENV ?? 'development';
-  const database = parseDatabaseUrl(text(env, 'DATABASE_URL') ?? 'sqlite:./data/ledger.db');
+  const database = parseDatabaseUrl(text(env, 'DATABASE_URL') ?? DATABASE_URL_DEFAULT);
   const native_price_text = text(env, 'NATIVE_PRICE_USD') ?? '1';
   const config: Config = {
     node_env,
@@ -87,6 +134,11 @@ export function loadConfig(env: Environment = process.env): Config {
     // Development mode (no identity provider) mints admin tokens to loopback callers: keep it on loopback unless told.
     host: text(env, 'HOST') ?? (node_env !== 'production' && !hasJwtKeys(jwtSettings(env)) ? '127.0.0.1' : '0.0.0.0'),
     database,
+    http_limits: httpLimits(env),
+    postgres_timeouts: {
+      query_timeout_ms: integer(env, 'DATABASE_QUERY_TIMEOUT_MS', POSTGRES_TIMEOUTS_DEFAULT.query_timeout_ms, 1000, 600_000),
+      lease_timeout_ms: integer(env, 'SEALER_LEASE_TIMEOUT_MS', POSTGRES_TIMEOUTS_DEFAULT.lease_timeout_ms, 2000, 600_000),
+    },
     redis_url: redisUrl(env, 'REDIS_URL'),
     data_dir: database.kind === 'sqlite' && database.path !== ':memory:' ? path.dirname(database.path) : path.resolve('data'),
     jwt: jwtSettings(env),
@@ -102,6 +154,9 @@ export function loadConfig(env: Environment = process.env): Config {
     native_price_text,
     native_price_units: price('NATIVE_PRICE_USD', native_price_text),
     log_level: oneOf(env, 'LOG_LEVEL', LOG_LEVELS) ?? 'info',
+    log_format: chooseLogFormat((oneOf(env, 'LOG_FORMAT', [...LOG_FORMAT_SETTINGS]) ?? 'auto') as LogFormatSetting, {
+      stdout_terminal: runtime.stdout_terminal === true, production: node_env === 'production',
+    }),
     metrics_token: metricsToken(env, 'METRICS_TOKEN'),
     metrics_port: text(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 1, 65_535),
     cors_origins: origins(env, 'CORS_ORIGINS'),
@@ -109,6 +164,14 @@ export function loadConfig(env: Environment = process.env): Config {
       retention_s: integer(env, 'EVENTS_RETENTION_S', 7 * 86_400, 3600, 366 * 86_400),
       streams_max: integer(env, 'EVENTS_STREAMS_MAX', 2000, 1, 100_000),
       streams_per_caller_max: integer(env, 'EVENTS_STREAMS_PER_CALLER_MAX', 10, 1, 100_000),
+      nats: natsSettings(env),
+    },
+    webhooks: {
+      retry_base_ms: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 10, 3_600_000),
+      retry_period_s: integer(env, 'WEBHOOK_RETRY_PERIOD_S', 86_400, 1, 30 * 86_400),
+      timeout_ms: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+      allowed_hosts: hostList(env, 'WEBHOOK_ALLOWED_HOSTS'),
+      concurrency_max: integer(env, 'WEBHOOK_CONCURRENCY_MAX', 16, 1, 1000),
     },
   };
   if (config.metrics_port !== undefined && config.metrics_port === config.port) {
@@ -120,7 +183,22 @@ export function loadConfig(env: Environment = process.env): Config {
   if (config.production && !hasJwtKeys(config.jwt)) {
     throw new ConfigError('JWT_ISSUER', 'NODE_ENV=production needs JWT_ISSUER, JWT_JWKS_URL or JWT_SECRET');
   }
+  if (config.production) requireBoundTokens(config.jwt);
   return config;
+}
+
+/**
+ * RFC 8725 sections 3.8 and 3.9: in production, tokens from an identity provider must name us (`aud`)
+ * and it (`iss`), or a token it minted for another application or tenant would pass as ours.
+ */
+function requireBoundTokens(jwt: JwtConfig): void {
+  if (jwt.issuer === undefined && jwt.jwks_url === undefined) return;
+  if (jwt.audience === undefined) {
+    throw new ConfigError('JWT_AUDIENCE', 'NODE_ENV=production with an identity provider needs JWT_AUDIENCE (the `aud` its tokens carry for this service)');
+  }
+  if (jwt.issuer === undefined) {
+    throw new ConfigError('JWT_ISSUER', 'NODE_ENV=production with JWT_JWKS_URL needs JWT_ISSUER too (the `iss` its tokens carry), so that tokens of another issuer are refused');
+  }
 }
 
 /** A host that only this machine can reach: `localhost`, 127.0.0.0/8 or ::1. */
@@ -130,8 +208,49 @@ export function isLoopbackHost(host: string): boolean {
   return net.isIPv4(bare) && bare.startsWith('127.');
 }
 
+function httpLimits(env: Environment): HttpLimits {
+  const limits = {
+    request_timeout_ms: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+    headers_timeout_ms: integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1000, 600_000),
+    keep_alive_timeout_ms: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 1000, 600_000),
+    connections_max: integer(env, 'HTTP_CONNECTIONS_MAX', 10_000, 10, 1_000_000),
+  };
+  if (limits.headers_timeout_ms > limits.request_timeout_ms) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', `must not exceed HTTP_REQUEST_TIMEOUT_MS (${limits.request_timeout_ms})`);
+  }
+  return limits;
+}
+
 function jwtSettings(env: Environment): JwtConfig {
-  return { issuer: url(env, 'JWT_ISSUER'), jwks_url: url(env, 'JWT_JWKS_URL'), audience: text(env, 'JWT_AUDIENCE'), secret: secret(env, 'JWT_SECRET') };
+  return {
+    issuer: identityProviderUrl(env, 'JWT_ISSUER'),
+    jwks_url: identityProviderUrl(env, 'JWT_JWKS_URL'),
+    audience: text(env, 'JWT_AUDIENCE'),
+    secret: secret(env, 'JWT_SECRET'),
+    types: tokenTypes(env, 'JWT_TYPES'),
+    jwks_cache_max_age_ms: integer(env, 'JWKS_CACHE_MAX_AGE_MS', 10 * 60_000, 1000, 86_400_000),
+    jwks_stale_grace_ms: integer(env, 'JWKS_STALE_GRACE_MS', 86_400_000, 0, 7 * 86_400_000),
+  };
+}
+
+/** An identity provider's address: https, or http only on a loopback host (keys fetched in clear could be swapped). */
+function identityProviderUrl(env: Environment, name: string): string | undefined {
+  const value = url(env, name);
+  if (value !== undefined && new URL(value).protocol === 'http:' && !isLoopbackHost(new URL(value).hostname)) {
+    throw new ConfigError(name, `must be https (plain http is accepted only on a loopback host: 127.0.0.0/8, ::1, localhost); got "${value}"`);
+  }
+  return value;
+}
+
+/** Comma-separated media types for the `typ` header, e.g. `at+jwt` (RFC 9068) or `JWT`; at most 10. */
+function tokenTypes(env: Environment, name: string): string[] {
+  const value = text(env, name);
+  if (value === undefined) return [];
+  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (items.length > 10 || items.some((item) => !/^[A-Za-z0-9][A-Za-z0-9.+\-/]{0,63}$/.test(item))) {
+    throw new ConfigError(name, `must be up to 10 comma-separated token types such as at+jwt (got "${value}")`);
+  }
+  return items;
 }
 
 /**
@@ -148,6 +267,19 @@ function trustedProxies(env: Environment, name: string): string[] {
     const width = family === 4 ? 32 : 128;
     const valid = family !== 0 && extra === undefined && (bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= width));
     if (!valid) throw new ConfigError(name, `each entry must be an IP address or CIDR range such as 10.0.0.0/8 (got "${item}")`);
+  }
+  return items;
+}
+
+/** Comma-separated host names and IP addresses (IPv6 with or without brackets). */
+function hostList(env: Environment, name: string): string[] {
+  const value = text(env, name);
+  if (value === undefined) return [];
+  const items = value.split(',').map((item) => item.trim().toLowerCase()).filter((item) => item !== '');
+  for (const item of items) {
+    const bare = item.startsWith('[') && item.endsWith(']') ? item.slice(1, -1) : item;
+    const valid = net.isIP(bare) !== 0 || /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/.test(bare);
+    if (!valid) throw new ConfigError(name, `each entry must be a host name or an IP address (got "${item}")`);
   }
   return items;
 }
@@ -253,7 +385,11 @@ function oneOf(env: Environment, name: string, allowed: string[]): string | unde
   return value;
 }
 
-function parseDatabaseUrl(value: string): DatabaseConfig {
+/** Where the ledger lives when DATABASE_URL is not set. */
+export const DATABASE_URL_DEFAULT = 'sqlite:./data/ledger.db';
+
+/** A DATABASE_URL (sqlite:<file> or postgres://…[?schema=]) as the service reads it; also used by the CLI's database commands. */
+export function parseDatabaseUrl(value: string): DatabaseConfig {
   if (value.startsWith('sqlite:')) {
     const file = value.slice('sqlite:'.length).replace(/^\/\//, '');
     if (file === '') throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path, e.g. sqlite:./data/ledger.db');
@@ -277,6 +413,35 @@ function parsePostgresUrl(value: string): DatabaseConfig {
   }
   parsed.searchParams.delete('schema');
   return { kind: 'postgres', url: parsed.toString(), schema };
+}
+
+/**
+ * EVENTS_NATS_URL: one or more comma-separated `nats://` or `tls://` URLs; EVENTS_NATS_STREAM: the
+ * stream; EVENTS_NATS_SUBJECT_PREFIX: where the subjects start.
+ */
+function natsSettings(env: Environment): NatsConfig | null {
+  const value = text(env, 'EVENTS_NATS_URL');
+  const stream = text(env, 'EVENTS_NATS_STREAM') ?? 'TABULA';
+  if (!NATS_STREAM_NAME_PATTERN.test(stream)) {
+    throw new ConfigError('EVENTS_NATS_STREAM', `must be 1 to 64 letters, digits, _ or - (got "${stream}")`);
+  }
+  const subject_prefix = text(env, 'EVENTS_NATS_SUBJECT_PREFIX') ?? 'tabula.events';
+  if (!NATS_SUBJECT_PREFIX_PATTERN.test(subject_prefix) || subject_prefix.length > NATS_SUBJECT_PREFIX_LENGTH_MAX) {
+    throw new ConfigError('EVENTS_NATS_SUBJECT_PREFIX', `must be dot-separated tokens of letters, digits, _ or -, at most ${NATS_SUBJECT_PREFIX_LENGTH_MAX} characters, no wildcards (got "${subject_prefix}")`);
+  }
+  if (value === undefined) return null;
+  const servers = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  for (const server of servers) {
+    let valid: boolean;
+    try {
+      const parsed = new URL(server);
+      valid = (parsed.protocol === 'nats:' || parsed.protocol === 'tls:') && parsed.hostname !== '';
+    } catch {
+      valid = false;
+    }
+    if (!valid) throw new ConfigError('EVENTS_NATS_URL', 'each entry must be a nats:// or tls:// URL such as nats://127.0.0.1:4222');
+  }
+  return { servers, stream, subject_prefix };
 }
 
 function redisUrl(env: Environment, name: string): string | undefined {

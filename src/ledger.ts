@@ -6,10 +6,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { hasJwtKeys, type Config, ConfigError } from './config.js';
-import { readOrCreateDevSecret, devSecretPath } from './dev-secret.js';
-import { createDevTokenSigner } from './dev-token-signer.js';
+import { createApiKeyCheck } from './auth/api-key-check.js';
+import { readOrCreateDevSecret, devSecretPath } from './auth/dev-secret.js';
+import { createDevTokenSigner } from './auth/dev-token-signer.js';
+import { createTokenVerifier } from './auth/token-verifier.js';
 import { TokenRegistry } from './domain/tokens.js';
-import { createApiKeyCheck, createTokenVerifier } from './http/auth.js';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/rate-limit.js';
 import { FailOpenRateLimitStore, RedisRateLimitStore } from './http/redis-rate-limit.js';
 import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from './http/routes/events.js';
@@ -23,10 +24,19 @@ import { SoleSealerLease, type SealerLease } from './service/sealer-lease.js';
 import { StorageHealth } from './service/storage-health.js';
 import { DEFAULT_WRITER_LIMITS, SubmissionWriter } from './service/submission-writer.js';
 import { DEFAULT_EVENT_HUB_OPTIONS, EventHub, type EventHubOptions, type EventSignal } from './events/event-hub.js';
+import { NatsPublisher, type PublisherLease } from './events/nats/nats-publisher.js';
 import { PostgresEventSignal } from './store/postgres/postgres-event-signal.js';
 import { PostgresSealerLease } from './store/postgres/postgres-sealer-lease.js';
 import { PostgresStore } from './store/postgres/postgres-store.js';
+import { loggerFormatOptions } from './logging/log-format.js';
+import { LOCK_CLASS } from './store/postgres/schema.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
+import { AddressGuard } from './webhooks/address-guard.js';
+import { RETRY_DELAY_CAP_MS } from './webhooks/retry-backoff.js';
+import { WebhookDeliverer } from './webhooks/webhook-deliverer.js';
+import { WebhookSender } from './webhooks/webhook-sender.js';
+import { ENDPOINTS_MAX, WebhookService } from './webhooks/webhook-service.js';
+import type { WebhookStore } from './webhooks/webhook-store.js';
 
 const IDEMPOTENCY_PRUNE_INTERVAL_MS = 10 * 60_000;
 /** At shutdown the sealer seals what is pending, up to this many blocks; the next sealer takes the rest. */
@@ -48,6 +58,10 @@ export type Ledger = {
   writer: SubmissionWriter;
   /** This instance's window on the event log: what streams, webhooks and publishers read. */
   events: EventHub;
+  /** Publishes the event log to NATS JetStream when EVENTS_NATS_URL is set; null otherwise. */
+  publisher: NatsPublisher | null;
+  /** Webhooks (on the SQLite and PostgreSQL stores; null on a store of another kind). */
+  webhooks: Webhooks | null;
   /** Stops accepting, seals what is pending, closes the store. */
   stop(): Promise<void>;
 };
@@ -72,15 +86,16 @@ export type LedgerOptions = {
  */
 export type Storage = { store: LedgerStore; lease: SealerLease; event_signal: EventSignal | null; health: StorageHealth | null };
 
+/** JSON lines, or pretty-printed through the `pino-pretty` transport when `config.log_format` says so. */
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.log_level, base: { service: 'tabula' } });
+  return pino({ level: config.log_level, base: { service: 'tabula' }, ...loggerFormatOptions(config.log_format) });
 }
 
 export async function openStorage(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Storage> {
   const database = config.database;
   const health = new StorageHealth(clock, logger);
   if (database.kind === 'sqlite') return { store: SqliteStore.open({ path: database.path, health }), lease: new SoleSealerLease(), event_signal: null, health };
-  const connection = { url: database.url, schema: database.schema };
+  const connection = { url: database.url, schema: database.schema, timeouts: config.postgres_timeouts };
   return {
     health,
     store: await PostgresStore.open({ ...connection, logger, health }),
@@ -122,6 +137,10 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer });
   await producer.ensureGenesis();
   await events.start();
+  const publisher = config.events.nats === null ? null : new NatsPublisher(events, publisherLease(config, logger, options.store !== undefined), config.events.nats, logger);
+  publisher?.start();
+  if (publisher !== null) metrics.watchEventsPublisher(publisher);
+  const webhooks = startWebhooks(config, store, events, clock, logger, metrics);
   const dev_secret = hasJwtKeys(config.jwt) ? undefined : readOrCreateDevSecret(config.data_dir);
   if (dev_secret !== undefined) {
     logger.warn(
@@ -130,8 +149,9 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
     );
   }
   const verifier = await createTokenVerifier({
-    jwt: config.jwt, admin_scope: config.admin_scope, dev_secret, on_cache_lookup: (hit) => metrics.tokenCacheLookup(hit),
+    jwt: config.jwt, admin_scope: config.admin_scope, dev_secret, logger, on_cache_lookup: (hit) => metrics.tokenCacheLookup(hit),
   });
+  if (verifier.identity_provider !== null) metrics.watchIdentityProvider(verifier.identity_provider);
   const rate_limit_store = await openRateLimitStore(config, logger);
   const rate_limiter = new RateLimiter(rate_limit_store.store, config.rate_limit_max, config.rate_limit_window_ms);
   const auth_failure_limiter = new RateLimiter(new MemoryRateLimitStore(), config.auth_failures_max, AUTH_FAILURE_WINDOW_MS);
@@ -149,7 +169,9 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const app = await buildServer({
     service, tokens, verifier, api_key_check, rate_limiter, auth_failure_limiter, clock, logger, metrics, metrics_route, dev_tokens, explorer_root,
     trust_proxy: config.trust_proxy,
+    connection_limits: config.http_limits,
     cors_origins: config.cors_origins,
+    webhooks: webhooks?.service,
     events: {
       feed: events,
       limits: {
@@ -173,11 +195,14 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       clearInterval(prune);
+      verifier.close();
       await metrics_app?.close();
       await closeServer(app, logger);
       await writer.drain();
       await producer.stop();
       if (producer.halted === null && lease.held()) await producer.drain(SHUTDOWN_BLOCKS_MAX);
+      await publisher?.stop();
+      await webhooks?.deliverer.stop();
       await events.stop();
       await lease.release();
       await rate_limit_store.close();
@@ -185,7 +210,50 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
     })();
     return stopping;
   };
-  return { app, metrics_app, metrics, store, lease, service, producer, writer, events, stop };
+  return { app, metrics_app, metrics, store, lease, service, producer, writer, events, publisher, webhooks, stop };
+}
+
+export type Webhooks = { service: WebhookService; deliverer: WebhookDeliverer };
+
+/** How often due webhook endpoints are looked for when the log does not grow (retries come due this way). */
+const WEBHOOK_POLL_INTERVAL_MS = 250;
+
+/**
+ * Webhooks on the ledger's own database. A lease outlasts a send (renewed before each one); on SQLite
+ * this process is the only deliverer, so its owner name is fixed and a restart takes its leases back
+ * at once, while on PostgreSQL each instance has its own and a dead one's leases expire.
+ */
+function startWebhooks(config: Config, store: LedgerStore, events: EventHub, clock: Clock, logger: Logger, metrics: LedgerMetrics): Webhooks | null {
+  const webhook_store: WebhookStore | null = store instanceof SqliteStore || store instanceof PostgresStore ? store.webhooks() : null;
+  if (webhook_store === null) return null;
+  const settings = config.webhooks;
+  const guard = new AddressGuard(settings.allowed_hosts);
+  const sender = new WebhookSender(guard, settings.timeout_ms);
+  // A store that cannot be read leaves the lag out of the scrape rather than failing the whole scrape.
+  const attempted = metrics.watchWebhooks(async () => {
+    const endpoints = await webhook_store.listEndpoints(null, ENDPOINTS_MAX).catch(() => []);
+    return endpoints.map((endpoint) => ({ endpoint: endpoint.id, events: Math.max(0, events.head() - endpoint.last_sequence) }));
+  });
+  const deliverer = new WebhookDeliverer(webhook_store, events, sender, clock, logger, {
+    concurrency_max: settings.concurrency_max,
+    retry_base_ms: settings.retry_base_ms,
+    retry_cap_ms: RETRY_DELAY_CAP_MS,
+    retry_period_s: settings.retry_period_s,
+    lease_ms: 2 * settings.timeout_ms + 5000,
+    poll_interval_ms: WEBHOOK_POLL_INTERVAL_MS,
+  }, { ...(store instanceof SqliteStore ? { owner: 'sole-instance' } : {}), observer: { attempted } });
+  const service = new WebhookService({
+    store: webhook_store, feed: events, guard, sender, clock, store_head: () => store.eventHead(), on_change: () => deliverer.wake(),
+  });
+  deliverer.start();
+  return { service, deliverer };
+}
+
+/** On PostgreSQL the instances elect one publisher with a lock of its own; a store this process owns alone needs none. */
+function publisherLease(config: Config, logger: Logger, store_given: boolean): PublisherLease {
+  const database = config.database;
+  if (store_given || database.kind === 'sqlite') return new SoleSealerLease();
+  return new PostgresSealerLease({ url: database.url, schema: database.schema, timeouts: config.postgres_timeouts }, logger, LOCK_CLASS.publisher);
 }
 
 /**

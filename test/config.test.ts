@@ -20,6 +20,24 @@ describe('configuration', () => {
     expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }).host).toBe('0.0.0.0');
   });
 
+  it('reads the PostgreSQL deadlines on a silent database, within their bounds', () => {
+    expect(loadConfig({}).postgres_timeouts).toEqual({ query_timeout_ms: 10_000, lease_timeout_ms: 5_000 });
+    expect(loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '3000', SEALER_LEASE_TIMEOUT_MS: '2000' }).postgres_timeouts)
+      .toEqual({ query_timeout_ms: 3000, lease_timeout_ms: 2000 });
+    for (const [name, bad] of [['DATABASE_QUERY_TIMEOUT_MS', '999'], ['DATABASE_QUERY_TIMEOUT_MS', '10s'], ['SEALER_LEASE_TIMEOUT_MS', '1999'], ['SEALER_LEASE_TIMEOUT_MS', '600001']]) {
+      expect(() => loadConfig({ [name as string]: bad }), `${name}=${bad}`).toThrow(new RegExp(`^${name}:`));
+    }
+  });
+
+  it('reads the HTTP connection limits; headers must not outlast the request timeout', () => {
+    expect(loadConfig({}).http_limits).toEqual({ request_timeout_ms: 30_000, headers_timeout_ms: 10_000, keep_alive_timeout_ms: 65_000, connections_max: 10_000 });
+    expect(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '2000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '3000', HTTP_CONNECTIONS_MAX: '50' }).http_limits)
+      .toEqual({ request_timeout_ms: 5000, headers_timeout_ms: 2000, keep_alive_timeout_ms: 3000, connections_max: 50 });
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '6000' })).toThrow(/^HTTP_HEADERS_TIMEOUT_MS:/);
+    expect(() => loadConfig({ HTTP_CONNECTIONS_MAX: '9' })).toThrow(/^HTTP_CONNECTIONS_MAX:/);
+    expect(() => loadConfig({ HTTP_KEEP_ALIVE_TIMEOUT_MS: 'soon' })).toThrow(/^HTTP_KEEP_ALIVE_TIMEOUT_MS:/);
+  });
+
   it('trusts forwarding headers only from the proxies TRUST_PROXY names', () => {
     expect(loadConfig({}).trust_proxy).toEqual([]);
     expect(loadConfig({ TRUST_PROXY: '10.0.0.5, 192.168.0.0/16,::1' }).trust_proxy).toEqual(['10.0.0.5', '192.168.0.0/16', '::1']);
@@ -40,6 +58,24 @@ describe('configuration', () => {
     expect(loadConfig({ REDIS_URL: 'rediss://cache.internal:6380' }).redis_url).toBe('rediss://cache.internal:6380');
   });
 
+  it('publishes events to NATS only when EVENTS_NATS_URL is set, to the stream and subjects configured', () => {
+    expect(loadConfig({}).events.nats).toBeNull();
+    expect(loadConfig({ EVENTS_NATS_STREAM: 'OTHER' }).events.nats).toBeNull();
+    expect(loadConfig({ EVENTS_NATS_URL: 'nats://127.0.0.1:4222' }).events.nats)
+      .toEqual({ servers: ['nats://127.0.0.1:4222'], stream: 'TABULA', subject_prefix: 'tabula.events' });
+    expect(loadConfig({ EVENTS_NATS_URL: 'tls://a.internal:4222, nats://b.internal', EVENTS_NATS_STREAM: 'ledger-events_2', EVENTS_NATS_SUBJECT_PREFIX: 'acme.ledger' }).events.nats)
+      .toEqual({ servers: ['tls://a.internal:4222', 'nats://b.internal'], stream: 'ledger-events_2', subject_prefix: 'acme.ledger' });
+    const bad: Array<[string, string]> = [
+      ['EVENTS_NATS_URL', 'http://127.0.0.1:4222'], ['EVENTS_NATS_URL', '127.0.0.1:4222'], ['EVENTS_NATS_URL', 'nats://'],
+      ['EVENTS_NATS_URL', 'nats://ok:4222,redis://x'], ['EVENTS_NATS_STREAM', 'tabula.events'], ['EVENTS_NATS_STREAM', 'a b'],
+      ['EVENTS_NATS_STREAM', 'x'.repeat(65)], ['EVENTS_NATS_STREAM', 'a>'], ['EVENTS_NATS_SUBJECT_PREFIX', 'tabula.>'],
+      ['EVENTS_NATS_SUBJECT_PREFIX', 'tabula.*.events'], ['EVENTS_NATS_SUBJECT_PREFIX', 'tabula..events'], ['EVENTS_NATS_SUBJECT_PREFIX', '.tabula'],
+    ];
+    for (const [name, value] of bad) {
+      expect(() => loadConfig({ EVENTS_NATS_URL: 'nats://127.0.0.1:4222', [name]: value }), `${name}=${value}`).toThrowError(new RegExp(`^${name}:`));
+    }
+  });
+
   it.each([
     ['PORT', 'eighty'], ['PORT', '70000'], ['RATE_LIMIT_MAX', '0'], ['RATE_LIMIT_WINDOW_MS', '-5'], ['BLOCK_INTERVAL_MS', '1.5'],
     ['BLOCK_TXS_MAX', '0'], ['BLOCK_TXS_MAX', '100001'], ['NATIVE_SYMBOL', 'usdg'], ['NATIVE_SYMBOL', 'TOO-LONG-SYMBOL'],
@@ -54,9 +90,46 @@ describe('configuration', () => {
     expect(() => loadConfig({ [name]: value })).toThrowError(new RegExp(`^${name}:`));
   });
 
+  it('reads the webhook settings: retries, timeout, allowed hosts and concurrency, within their bounds', () => {
+    expect(loadConfig({}).webhooks).toEqual({ retry_base_ms: 1000, retry_period_s: 86_400, timeout_ms: 10_000, allowed_hosts: [], concurrency_max: 16 });
+    expect(loadConfig({
+      WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_RETRY_PERIOD_S: '5', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1, Hooks.Internal,[::1],fd00::5', WEBHOOK_CONCURRENCY_MAX: '4',
+    }).webhooks).toEqual({ retry_base_ms: 50, retry_period_s: 5, timeout_ms: 2000, allowed_hosts: ['127.0.0.1', 'hooks.internal', '[::1]', 'fd00::5'], concurrency_max: 4 });
+    const bad: Array<[string, string]> = [
+      ['WEBHOOK_RETRY_BASE_MS', '0'], ['WEBHOOK_RETRY_BASE_MS', '1s'], ['WEBHOOK_RETRY_PERIOD_S', '0'], ['WEBHOOK_RETRY_PERIOD_S', '2592001'],
+      ['WEBHOOK_TIMEOUT_MS', '99'], ['WEBHOOK_TIMEOUT_MS', '120001'], ['WEBHOOK_ALLOWED_HOSTS', 'http://127.0.0.1'], ['WEBHOOK_ALLOWED_HOSTS', '10.0.0.0/8'],
+      ['WEBHOOK_ALLOWED_HOSTS', 'a b'], ['WEBHOOK_CONCURRENCY_MAX', '0'],
+    ];
+    for (const [name, value] of bad) expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrow(new RegExp(`^${name}:`));
+  });
+
   it('refuses to start in production without JWT configuration', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrowError(/JWT_ISSUER/);
-    expect(loadConfig({ NODE_ENV: 'production', JWT_JWKS_URL: 'https://idp.example/jwks.json' }).production).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', JWT_JWKS_URL: 'https://idp.example/jwks.json', JWT_ISSUER: 'https://idp.example/', JWT_AUDIENCE: 'tabula' }).production).toBe(true);
+  });
+
+  it('binds tokens in production: an identity provider needs JWT_AUDIENCE and JWT_ISSUER (issue 15)', () => {
+    const jwks = 'https://idp.example/jwks.json';
+    expect(() => loadConfig({ NODE_ENV: 'production', JWT_JWKS_URL: jwks })).toThrowError(/^JWT_AUDIENCE:/);
+    expect(() => loadConfig({ NODE_ENV: 'production', JWT_ISSUER: 'https://idp.example/' })).toThrowError(/^JWT_AUDIENCE:/);
+    expect(() => loadConfig({ NODE_ENV: 'production', JWT_JWKS_URL: jwks, JWT_AUDIENCE: 'tabula' })).toThrowError(/^JWT_ISSUER:/);
+    // A shared secret alone is no identity provider: nothing more is asked; outside production nothing either.
+    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'a-secret-that-is-at-least-32-bytes-long' }).jwt.audience).toBeUndefined();
+    expect(loadConfig({ JWT_JWKS_URL: jwks }).jwt.jwks_url).toBe(jwks);
+  });
+
+  it('accepts an identity provider over http only on loopback, and reads the JWKS cache and token types', () => {
+    for (const name of ['JWT_ISSUER', 'JWT_JWKS_URL']) {
+      expect(() => loadConfig({ [name]: 'http://idp.example.invalid/' })).toThrowError(new RegExp(`^${name}: must be https`));
+      for (const host of ['127.0.0.1:9000', '127.8.9.10', 'localhost:8080', '[::1]:8080']) expect(loadConfig({ [name]: `http://${host}/` }).production).toBe(false);
+    }
+    const defaults = loadConfig({}).jwt;
+    expect([defaults.types, defaults.jwks_cache_max_age_ms, defaults.jwks_stale_grace_ms]).toEqual([[], 600_000, 86_400_000]);
+    const set = loadConfig({ JWT_TYPES: 'at+jwt, application/at+jwt', JWKS_CACHE_MAX_AGE_MS: '1000', JWKS_STALE_GRACE_MS: '0' }).jwt;
+    expect([set.types, set.jwks_cache_max_age_ms, set.jwks_stale_grace_ms]).toEqual([['at+jwt', 'application/at+jwt'], 1000, 0]);
+    for (const [name, value] of [['JWT_TYPES', 'at jwt'], ['JWKS_CACHE_MAX_AGE_MS', '999'], ['JWKS_STALE_GRACE_MS', '604800001']]) {
+      expect(() => loadConfig({ [name as string]: value }), `${name}=${value}`).toThrowError(new RegExp(`^${name}:`));
+    }
   });
 
   it('reads the price exactly', () => {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `tabula`: the command line of the ledger. `serve` and `token` run the service and mint development
- * tokens; every other command talks to a service over HTTP through the SDK (@tabula/client).
+ * tokens; `backup` and `audit` work on a database itself (database-commands.ts); every other command
+ * talks to a service over HTTP through the SDK (@tabula/client).
  * Exit status: 0 done, 1 the service or the network failed, 2 bad usage, 3 a verification failed.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -10,6 +11,7 @@ import { clientSettings, readEnvironment, URL_DEFAULT, UsageError, type Environm
 import { balanceCommand, blockCommand, blocksCommand, historyCommand, statsCommand, submitCommand, transactionCommand, type Context } from './commands.js';
 import type { Output } from './output.js';
 import { verifyCommand } from './verify-command.js';
+import { watchCommand } from './watch-command.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -37,6 +39,7 @@ const COMMAND_OPTIONS: Record<string, Options> = {
   block: {},
   stats: {},
   verify: { from: { type: 'string' }, to: { type: 'string' }, progress: { type: 'boolean', default: false } },
+  watch: { types: { type: 'string' }, account: { type: 'string' }, after: { type: 'string' }, limit: { type: 'string' }, verify: { type: 'boolean', default: false } },
 };
 
 export const HELP = `tabula: the command line of the Tabula ledger
@@ -56,6 +59,19 @@ export const HELP = `tabula: the command line of the Tabula ledger
   tabula verify [--from <n>] [--to <n>] [--progress]
                                                  walk the chain, recompute every root, hash and link
   tabula verify <tx_hash>                        recompute a transaction's hash and check its inclusion proof
+  tabula watch [--types <type,...>] [--account <user>] [--after <sequence>] [--limit <n>] [--verify]
+                                                 follow the event log live, one line per event (reconnects and
+                                                 resumes by itself); from --after (0: the first event), else from
+                                                 now; ends after --limit events, or on Ctrl-C / SIGTERM (exit 0)
+
+  tabula backup <file> [--database-url <url>]   an online backup of an SQLite ledger (safe while the service runs),
+                                                 checked with PRAGMA integrity_check; for PostgreSQL it prints
+                                                 the pg_dump commands to use instead
+  tabula audit [--database-url <url>] [--progress]
+                                                 the offline audit of a database, no service needed: recompute every
+                                                 hash, root and link, replay every transaction from genesis, and
+                                                 compare outcomes, running totals, balances and accounts
+  (the database: --database-url, else env DATABASE_URL, else sqlite:./data/ledger.db; a file path is an SQLite file)
 
 Options of the commands that talk to a service:
   --url <url>        the service (env TABULA_URL, default ${URL_DEFAULT})
@@ -79,6 +95,7 @@ export async function runCli(argv: string[], io: Io): Promise<number | null> {
   try {
     if (command === 'serve') return await serve(rest, io.env);
     if (command === 'token') return await token(rest, io);
+    if (command === 'backup' || command === 'audit') return await databaseCommand(command, rest, io);
     return await clientCommand(command, rest, io);
   } catch (error) {
     return report(error, io);
@@ -91,7 +108,7 @@ async function serve(args: string[], env: Environment): Promise<null> {
   const { values } = parseArgs({ args, options: { port: { type: 'string' }, host: { type: 'string' } }, strict: true });
   const overrides = { ...(values.port === undefined ? {} : { PORT: values.port }), ...(values.host === undefined ? {} : { HOST: values.host }) };
   const [{ loadConfig }, { runService }] = await Promise.all([import('../config.js'), import('../run-service.js')]);
-  runService(() => loadConfig({ ...env, ...overrides }));
+  runService(() => loadConfig({ ...env, ...overrides }, { stdout_terminal: process.stdout.isTTY === true }));
   return null;
 }
 
@@ -99,6 +116,11 @@ async function token(args: string[], io: Io): Promise<number> {
   const [{ loadConfig }, { mintDevToken }] = await Promise.all([import('../config.js'), import('./dev-token.js')]);
   io.stdout.write(`${await mintDevToken(args, loadConfig(io.env))}\n`);
   return 0;
+}
+
+async function databaseCommand(command: 'backup' | 'audit', args: string[], io: Io): Promise<number> {
+  const { runDatabaseCommand } = await import('./database-commands.js');
+  return runDatabaseCommand(command, args, io);
 }
 
 async function clientCommand(command: string, args: string[], io: Io): Promise<number> {
@@ -123,8 +145,16 @@ async function clientCommand(command: string, args: string[], io: Io): Promise<n
     case 'blocks': await blocksCommand(context); return 0;
     case 'block': await blockCommand(context); return 0;
     case 'stats': await statsCommand(context); return 0;
+    case 'watch': return watchCommand(context, stopSignal());
     default: return verifyCommand(context);
   }
+}
+
+/** Aborted by Ctrl-C or SIGTERM; only `watch` listens, so every other command keeps the default handling. */
+function stopSignal(): AbortSignal {
+  const stop = new AbortController();
+  for (const name of ['SIGINT', 'SIGTERM'] as const) process.once(name, () => stop.abort(new Error(`stopped by ${name}`)));
+  return stop.signal;
 }
 
 function text(value: unknown): string | undefined {

@@ -6,13 +6,13 @@ import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
-import type { DevTokenSigner } from '../dev-token-signer.js';
+import type { DevTokenSigner } from '../auth/dev-token-signer.js';
 import type { TokenRegistry } from '../domain/tokens.js';
 import type { EventFeed } from '../events/event.js';
 import type { LedgerMetrics } from '../metrics/ledger-metrics.js';
 import type { Clock } from '../service/clock.js';
 import type { LedgerService } from '../service/ledger-service.js';
-import type { TokenVerifier } from './auth.js';
+import type { TokenVerifier } from '../auth/token-verifier.js';
 import { NO_DEPRECATIONS, routedUrl, setVersionHeaders, type DeprecationTable } from './api-version.js';
 import { clientErrorHandler, sendProblem } from './error-mapping.js';
 import { keepNumbersExact, mayHoldInexactNumber } from './json-body.js';
@@ -29,10 +29,22 @@ import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { statsRoutes } from './routes/stats.js';
 import { transactionRoutes } from './routes/transactions.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import type { WebhookService } from '../webhooks/webhook-service.js';
 
 export const BODY_BYTES_MAX = 64 * 1024;
 const PARAMETER_LENGTH_MAX = 1024;
-const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * What one instance lets clients hold (HTTP_* variables): a request must be whole within
+ * `request_timeout_ms` and its headers within `headers_timeout_ms` (slow clients are closed, checked
+ * every `CONNECTIONS_CHECK_INTERVAL_MS`); a keep-alive connection idle for `keep_alive_timeout_ms` is
+ * closed; past `connections_max` open connections, new ones are closed at once.
+ */
+export type ConnectionLimits = { request_timeout_ms: number; headers_timeout_ms: number; keep_alive_timeout_ms: number; connections_max: number };
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { request_timeout_ms: 30_000, headers_timeout_ms: 10_000, keep_alive_timeout_ms: 65_000, connections_max: 10_000 };
+const CONNECTIONS_CHECK_INTERVAL_MS = 1000;
 const CORS_MAX_AGE_S = 600;
 
 export type ServerDependencies = {
@@ -59,12 +71,16 @@ export type ServerDependencies = {
   cors_origins?: readonly string[] | undefined;
   /** When set, `GET /api/events` streams the event log from this feed. */
   events?: { feed: EventFeed; limits: EventStreamLimits; store_head(): Promise<number>; on_streams_open?: (open: number) => void } | undefined;
+  /** When set, `/api/webhooks` manages the webhook endpoints (admins only). */
+  webhooks?: WebhookService | undefined;
   /** Routes being retired, answered with `Deprecation` and `Sunset` headers (default: none). */
   deprecations?: DeprecationTable | undefined;
+  /** Timeouts and the connection cap (default: DEFAULT_CONNECTION_LIMITS). */
+  connection_limits?: ConnectionLimits | undefined;
 };
 
 export async function buildServer(deps: ServerDependencies) {
-  const app = baseServer(deps.logger, deps.trust_proxy);
+  const app = baseServer(deps.logger, deps.trust_proxy, deps.connection_limits);
   app.decorateRequest('principal', null);
   // Callback-style hooks: no promise per request.
   app.addHook('onResponse', (request, reply, done) => {
@@ -74,7 +90,7 @@ export async function buildServer(deps: ServerDependencies) {
 
   if (deps.cors_origins !== undefined && deps.cors_origins.length > 0) await registerCors(app, deps.cors_origins);
   await registerOpenApi(app);
-  await app.register(healthRoutes, { service: deps.service });
+  await app.register(healthRoutes, { service: deps.service, verifier: deps.verifier });
   if (deps.dev_tokens !== undefined) await app.register(devTokenRoutes, { signer: deps.dev_tokens });
   if (deps.explorer_root !== undefined) {
     await app.register(explorerRoutes, { root: deps.explorer_root, native_symbol: deps.tokens.native.symbol, dev_tokens: deps.dev_tokens !== undefined });
@@ -92,6 +108,7 @@ export async function buildServer(deps: ServerDependencies) {
     await api.register(blockRoutes, { service: deps.service });
     await api.register(statsRoutes, { service: deps.service });
     if (deps.events !== undefined) await api.register(eventRoutes, deps.events);
+    if (deps.webhooks !== undefined) await api.register(webhookRoutes, { service: deps.webhooks });
   }, { prefix: '/api' });
   return app;
 }
@@ -103,7 +120,7 @@ export async function buildServer(deps: ServerDependencies) {
 async function registerCors(app: Awaited<ReturnType<typeof baseServer>>, origins: readonly string[]): Promise<void> {
   await app.register(cors, {
     origin: origins.includes('*') ? '*' : [...origins],
-    methods: ['GET', 'HEAD', 'POST'],
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
     allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-API-Key'],
     exposedHeaders: ['Location', 'Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'API-Version', 'Deprecation', 'Sunset'],
     credentials: false,
@@ -119,7 +136,7 @@ export async function buildMetricsServer(metrics: LedgerMetrics, token: string |
 }
 
 /** Fastify with the limits, the problem+json error handling and the request log every server of ours has. */
-function baseServer(logger: Logger, trust_proxy: readonly string[] = []) {
+function baseServer(logger: Logger, trust_proxy: readonly string[] = [], limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS) {
   const app = Fastify({
     // Forwarding headers are believed only from the proxies the operator names (TRUST_PROXY).
     trustProxy: trust_proxy.length === 0 ? false : [...trust_proxy],
@@ -127,7 +144,9 @@ function baseServer(logger: Logger, trust_proxy: readonly string[] = []) {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_BYTES_MAX,
     routerOptions: { maxParamLength: PARAMETER_LENGTH_MAX },
-    requestTimeout: REQUEST_TIMEOUT_MS,
+    requestTimeout: limits.request_timeout_ms,
+    keepAliveTimeout: limits.keep_alive_timeout_ms,
+    http: { headersTimeout: limits.headers_timeout_ms, connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS },
     // `/api/v1/...` is served by the route of `/api/...` (see api-version.ts).
     rewriteUrl: (request) => routedUrl(request.url ?? '/'),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
@@ -137,6 +156,7 @@ function baseServer(logger: Logger, trust_proxy: readonly string[] = []) {
     frameworkErrors: (error, request, reply) => sendProblem(request, reply, error),
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.maxConnections = limits.connections_max;
 
   app.setErrorHandler((error, request, reply) => sendProblem(request, reply, error));
   // No answer of ours is to be sniffed into another type (a JSON body rendered as HTML, say).

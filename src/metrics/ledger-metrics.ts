@@ -135,6 +135,76 @@ export class LedgerMetrics implements BlockSealObserver {
     });
   }
 
+  /** Registers the gauges of the NATS publisher: how many events it is behind the head, and whether this instance publishes. */
+  watchEventsPublisher(publisher: { lag(): number; active(): boolean }): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'tabula_events_publish_lag',
+      help: 'Events of the log not yet stored in the NATS stream by this instance (0 on instances that do not publish)',
+      registers,
+      collect() {
+        this.set(publisher.lag());
+      },
+    });
+    new Gauge({
+      name: 'tabula_events_publisher_active',
+      help: '1 while this instance holds the events publisher lease (publishes to NATS), else 0',
+      registers,
+      collect() {
+        this.set(publisher.active() ? 1 : 0);
+      },
+    });
+  }
+
+  /**
+   * Registers the webhook metrics: attempts by outcome (delivered, failed, refused), counted through the
+   * returned function, and each endpoint's lag (events of the log after its cursor), read at scrape time.
+   */
+  watchWebhooks(lag: () => Promise<ReadonlyArray<{ endpoint: string; events: number }>>): (outcome: string) => void {
+    const registers = [this.registry];
+    const attempts = new Counter({
+      name: 'tabula_webhook_deliveries_total',
+      help: 'Webhook delivery attempts made by this instance, by outcome (delivered, failed, refused)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    for (const outcome of ['delivered', 'failed', 'refused']) attempts.inc({ outcome }, 0);
+    new Gauge({
+      name: 'tabula_webhook_endpoint_lag_events',
+      help: 'Events of the log after a webhook endpoint\'s cursor (not yet delivered or passed over by its filters)',
+      labelNames: ['endpoint'],
+      registers,
+      async collect() {
+        const lags = await lag();
+        this.reset();
+        for (const { endpoint, events } of lags) this.set({ endpoint }, events);
+      },
+    });
+    return (outcome) => attempts.inc({ outcome });
+  }
+
+  /** Registers the failed fetches of the identity provider's keys and the age of the key set in use (see docs/operations.md). */
+  watchIdentityProvider(keys: { readonly fetch_failures: number; age_s(): number | null }): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'tabula_jwks_fetch_failures_total',
+      help: "Fetches of the identity provider's discovery document or JWKS that failed",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(keys.fetch_failures);
+      },
+    });
+    new Gauge({
+      name: 'tabula_jwks_age_seconds',
+      help: "Seconds since the identity provider's keys in use were fetched (-1 before the first fetch)",
+      registers,
+      collect() {
+        this.set(keys.age_s() ?? -1);
+      },
+    });
+  }
+
   /** Registers the counter of rate-limit decisions made in memory because the shared store (Redis) failed. */
   watchRateLimitFallbacks(fallbacks: () => number): void {
     new Counter({

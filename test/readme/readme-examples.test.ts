@@ -64,8 +64,8 @@ describe('README examples', () => {
     const run = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
     expect(run.status, run.stderr).toBe(0);
     const answers = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    const [mint, transaction, proof, balance, history, page, block, stats, problem, health, ready] = answers;
-    expect(answers).toHaveLength(11);
+    const [mint, transaction, proof, balance, history, page, block, stats, problem, health, ready, webhook] = answers;
+    expect(answers).toHaveLength(12);
     expect(mint).toMatchObject({ status: 'pending' });
     expect(transaction).toMatchObject({ from: 'alice', to: 'bob', amount: 12.5, status: 'confirmed', metadata: { memo: 'rent' } });
     expect(proof).toMatchObject({ tx_hash: transaction?.tx_hash, block_number: transaction?.block_number });
@@ -79,5 +79,7 @@ describe('README examples', () => {
     expect(problem).toMatchObject({ status: 400, code: 'amount_too_precise' });
     expect(health).toEqual({ status: 'ok' });
     expect(ready).toEqual({ status: 'ready' });
+    expect(webhook).toMatchObject({ url: 'https://hooks.example.com/tabula', types: ['transaction.confirmed'], accounts: ['carol'], status: 'active' });
+    expect(webhook?.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
   });
 });

@@ -72,7 +72,10 @@ describe('README SDK and CLI walkthroughs', () => {
     expect(result.stdout).toMatch(/^amount +100 TAB$/m);
     expect(result.stdout).toMatch(/^verified transaction 0x[0-9a-f]{64} \(confirmed\)$/m);
     expect(result.stdout).toMatch(/^verified blocks 0\.\.\d+ /m);
-  });
+    expect(result.stdout).toMatch(/^audited .+: blocks 0\.\.\d+ \(\d+ blocks\), \d+ transactions replayed from genesis/m);
+    // `tabula watch --after 0 --limit 4`: the log from its start, genesis first, then ends by itself.
+    expect(result.stdout.split('\n').slice(-5).join('\n')).toMatch(/^ +1 {2}block\.sealed +block 0 {2}0x[0-9a-f]{64} {2}0 transactions\n +2 {2}transaction\.accepted +0x[0-9a-f]{64} .*\n +3 {2}transaction\.confirmed +.*\n +4 {2}block\.sealed +block 1 .*\n$/);
+  }, 120_000); // six npx runs: slow on a loaded machine
 
   it('the SDK walkthrough works as printed in a new project that installs the SDK from this repository', async () => {
     const block = between(README, 'readme-sdk');

@@ -45,6 +45,8 @@ export type ServiceOptions = {
   data_dir?: string;
   /** Arguments to node instead of `dist/main.js`, e.g. `[cli, 'serve']`. */
   command?: string[];
+  /** Return once `/healthz` (alive) rather than `/readyz` (ready) answers 200, e.g. to watch a service that is not ready. */
+  wait_for?: 'ready' | 'alive';
 };
 
 /** A free TCP port on 127.0.0.1 (asked of the kernel, then released for the child to take). */
@@ -67,6 +69,7 @@ export class ServiceProcess {
   readonly database_path: string;
   private readonly owns_dir: boolean;
   private readonly command: string[];
+  private readonly wait_for: 'ready' | 'alive';
   private caller_env: Record<string, string>;
   private full_env: Record<string, string> = {};
   private child: ChildProcess | null = null;
@@ -83,9 +86,10 @@ export class ServiceProcess {
     this.database_path = path.join(this.data_dir, DATABASE_FILE);
     this.command = options.command ?? [MAIN_SCRIPT];
     this.caller_env = { ...options.env };
+    this.wait_for = options.wait_for ?? 'ready';
   }
 
-  /** Starts a service and waits until `GET /readyz` answers 200. */
+  /** Starts a service and waits until `GET /readyz` (or `/healthz`, see `wait_for`) answers 200. */
   static async start(options: ServiceOptions = {}): Promise<ServiceProcess> {
     const service = new ServiceProcess(options);
     try {
@@ -246,7 +250,7 @@ export class ServiceProcess {
         throw new Error(`the service exited before it was ready (${JSON.stringify(this.last_exit)}):\n${this.tail()}`);
       }
       try {
-        const response = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(1000) });
+        const response = await fetch(`${this.url}${this.wait_for === 'alive' ? '/healthz' : '/readyz'}`, { signal: AbortSignal.timeout(1000) });
         await response.arrayBuffer();
         if (response.status === 200) return;
       } catch {

@@ -7,7 +7,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { EventSignal } from '../../events/event-hub.js';
-import { connectionSettings, eventChannel, type PostgresConnection } from './connection.js';
+import { connectionSettings, discardClient, eventChannel, type PostgresConnection } from './connection.js';
 
 const RECONNECT_DELAY_MS_MIN = 100;
 const RECONNECT_DELAY_MS_MAX = 5000;
@@ -36,7 +36,8 @@ export class PostgresEventSignal implements EventSignal {
     if (this.reconnect !== null) clearTimeout(this.reconnect);
     const client = this.client;
     this.client = null;
-    await client?.end().catch(() => undefined);
+    // A partitioned connection never says goodbye: do not wait on it.
+    if (client !== null) await discardClient(client);
   }
 
   private async listen(): Promise<void> {
@@ -62,8 +63,7 @@ export class PostgresEventSignal implements EventSignal {
     if (this.stopped || this.reconnect !== null) return;
     if (this.client === client) this.client = null;
     client.removeAllListeners('end');
-    client.on('error', () => undefined);
-    void client.end().catch(() => undefined);
+    void discardClient(client);
     this.logger.warn({ err: error, retry_in_ms: this.reconnect_delay_ms }, 'the event notification connection to PostgreSQL was lost; reconnecting');
     this.reconnect = setTimeout(() => {
       this.reconnect = null;

@@ -25,10 +25,11 @@ import type {
 import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
-import { connectionSettings, eventChannel, type PostgresConnection } from './connection.js';
+import { connectionSettings, eventChannel, isQueryTimeout, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
+import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
 
-type TransactionRow = {
+export type TransactionRow = {
   seq?: string;
   tx_hash: string;
   from_id: string;
@@ -46,7 +47,7 @@ type TransactionRow = {
   error: string | null;
 };
 
-type BlockRow = {
+export type BlockRow = {
   number: string;
   hash: string;
   parent_hash: string;
@@ -70,15 +71,16 @@ export type PostgresStoreOptions = PostgresConnection & {
 /**
  * PostgreSQL's classes for a server that cannot take the work now — 53 (insufficient resources: disk
  * full, out of memory, too many connections), 08 (connection exceptions), 57P01–57P03 (shutting down,
- * starting up), 25006 (a read-only standby after a failover) — and a connection that broke or could not
- * be made.
+ * starting up), 57P05 and 25P03 (a session ended for staying idle, see SEALER_LEASE_TIMEOUT_MS), 25006
+ * (a read-only standby after a failover) — and a connection that broke, could not be made, or did not
+ * answer within DATABASE_QUERY_TIMEOUT_MS.
  */
 export function isPostgresStorageFault(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && (/^(53|08)/.test(code) || ['57P01', '57P02', '57P03', '25006', '58030'].includes(code))) return true;
+  if (typeof code === 'string' && (/^(53|08)/.test(code) || ['57P01', '57P02', '57P03', '57P05', '25P03', '25006', '58030'].includes(code))) return true;
   if (isSystemFault(error)) return true;
   const message = error instanceof Error ? error.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|connection error|Connection refused/i.test(message);
+  return /Connection terminated|timeout exceeded when trying to connect|connection error|Connection refused|Query read timeout/i.test(message);
 }
 
 const POOL_SIZE_MAX_DEFAULT = 10;
@@ -361,6 +363,11 @@ export class PostgresStore implements LedgerStore {
     await run(this.pool, 'ping', []);
   }
 
+  /** The webhook tables, on this store's pool. */
+  webhooks(): PostgresWebhookStore {
+    return new PostgresWebhookStore(this.pool);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -407,10 +414,14 @@ async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => 
     await client.query('COMMIT');
     return result;
   } catch (error) {
-    try {
-      await client.query('ROLLBACK');
-    } catch {
-      broken = true;
+    // A query that timed out may still be running behind a silent network: the connection is discarded, not rolled back.
+    if (isQueryTimeout(error)) broken = true;
+    else {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true;
+      }
     }
     throw error;
   } finally {
@@ -419,10 +430,20 @@ async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => 
   }
 }
 
+/**
+ * The sealer's statements, which on a block of 100,000 transactions take seconds: they get the
+ * server's statement timeout as their deadline rather than DATABASE_QUERY_TIMEOUT_MS. A partitioned
+ * sealer learns sooner from its lease that it must stop (see postgres-sealer-lease.ts).
+ */
+const SEALER_STATEMENTS: ReadonlySet<StatementName> = new Set<StatementName>([
+  'pendingTransactions', 'balancesOf', 'knownUsers', 'insertBlock', 'sealTransactions', 'putBalances', 'insertAccounts', 'touchAccounts', 'insertBlockEvents',
+]);
+
 /** One named statement; a storage fault (the server gone, a full disk) becomes StorageUnavailableError. */
 async function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(db: Queryable, name: StatementName, values: unknown[]): Promise<pg.QueryResult<Row>> {
   try {
-    return await db.query<Row>({ name: `tabula_${name}`, text: SQL[name], values });
+    const query_timeout = SEALER_STATEMENTS.has(name) ? STATEMENT_TIMEOUT_MS : undefined;
+    return await db.query<Row>({ name: `tabula_${name}`, text: SQL[name], values, ...(query_timeout === undefined ? {} : { query_timeout }) });
   } catch (error) {
     throw translateFault(name, null, isPostgresStorageFault, error);
   }
@@ -530,7 +551,8 @@ async function migrate(pool: pg.Pool, schema: string | null): Promise<void> {
   });
 }
 
-function toTransaction(row: TransactionRow): Transaction {
+/** Also used by the audit reader of this store. */
+export function toTransaction(row: TransactionRow): Transaction {
   return {
     tx_hash: row.tx_hash,
     from: row.from_id,
@@ -564,7 +586,8 @@ function toHeader(row: BlockRow): BlockHeader {
   };
 }
 
-function toStoredHeader(row: BlockRow): StoredBlockHeader {
+/** Also used by the audit reader of this store. */
+export function toStoredHeader(row: BlockRow): StoredBlockHeader {
   return {
     ...toHeader(row),
     totals: { transactions: Number(row.total_transactions), users: Number(row.total_users), transfer_volume_units: decodeVolumes(row.transfer_volume_totals) },

@@ -13,7 +13,7 @@
  */
 
 /** Advisory lock classes (the first key of the two-key form); the second key is hashtext(schema). */
-export const LOCK_CLASS = { migrations: 0x7461_6201, chain: 0x7461_6202, sealer: 0x7461_6203 } as const;
+export const LOCK_CLASS = { migrations: 0x7461_6201, chain: 0x7461_6202, sealer: 0x7461_6203, publisher: 0x7461_6204 } as const;
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {
@@ -202,6 +202,49 @@ BEGIN
   END IF;
   RETURN NEW;
 END $$;
+`,
+  },
+  {
+    // Webhooks (src/webhooks/webhook-store.ts): the endpoints, each with its cursor in the event log and
+    // its delivery lease, and the attempts made (the newest 1000 per endpoint are kept).
+    version: 4,
+    sql: `
+CREATE TABLE webhook_endpoints (
+  id TEXT PRIMARY KEY,
+  url TEXT NOT NULL,
+  description TEXT NOT NULL,
+  types TEXT,
+  accounts TEXT,
+  secret TEXT NOT NULL,
+  previous_secret TEXT,
+  previous_secret_expires_at_ms BIGINT,
+  status TEXT NOT NULL CHECK (status IN ('active', 'disabled')),
+  disabled_reason TEXT,
+  last_sequence BIGINT NOT NULL CHECK (last_sequence >= 0),
+  failing_since_ms BIGINT,
+  failed_attempts INTEGER NOT NULL CHECK (failed_attempts >= 0),
+  next_attempt_at_ms BIGINT NOT NULL,
+  lease_owner TEXT,
+  lease_expires_at_ms BIGINT,
+  created_at_ms BIGINT NOT NULL,
+  updated_at_ms BIGINT NOT NULL
+);
+CREATE INDEX webhook_endpoints_due ON webhook_endpoints (next_attempt_at_ms) WHERE status = 'active';
+
+CREATE TABLE webhook_attempts (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+  event_id TEXT NOT NULL,
+  sequence BIGINT NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('delivered', 'failed', 'refused')),
+  response_status INTEGER,
+  latency_ms INTEGER NOT NULL,
+  error TEXT,
+  attempted_at_ms BIGINT NOT NULL,
+  next_attempt_at_ms BIGINT,
+  origin TEXT NOT NULL CHECK (origin IN ('scheduled', 'manual'))
+);
+CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint_id, id);
 `,
   },
 ];

@@ -173,4 +173,47 @@ BEGIN
 END;
 `,
   },
+  {
+    // Webhooks (src/webhooks/webhook-store.ts): the endpoints, each with its cursor in the event log and
+    // its delivery lease, and the attempts made (the newest 1000 per endpoint are kept).
+    version: 5,
+    sql: `
+CREATE TABLE webhook_endpoints (
+  id TEXT PRIMARY KEY,
+  url TEXT NOT NULL,
+  description TEXT NOT NULL,
+  types TEXT,
+  accounts TEXT,
+  secret TEXT NOT NULL,
+  previous_secret TEXT,
+  previous_secret_expires_at_ms INTEGER,
+  status TEXT NOT NULL CHECK (status IN ('active', 'disabled')),
+  disabled_reason TEXT,
+  last_sequence INTEGER NOT NULL CHECK (last_sequence >= 0),
+  failing_since_ms INTEGER,
+  failed_attempts INTEGER NOT NULL CHECK (failed_attempts >= 0),
+  next_attempt_at_ms INTEGER NOT NULL,
+  lease_owner TEXT,
+  lease_expires_at_ms INTEGER,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX webhook_endpoints_due ON webhook_endpoints(next_attempt_at_ms) WHERE status = 'active';
+
+CREATE TABLE webhook_attempts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+  event_id TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('delivered', 'failed', 'refused')),
+  response_status INTEGER,
+  latency_ms INTEGER NOT NULL,
+  error TEXT,
+  attempted_at_ms INTEGER NOT NULL,
+  next_attempt_at_ms INTEGER,
+  origin TEXT NOT NULL CHECK (origin IN ('scheduled', 'manual'))
+);
+CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts(endpoint_id, id);
+`,
+  },
 ];

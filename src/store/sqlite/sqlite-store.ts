@@ -31,9 +31,10 @@ import { collectEvents, type EventRows } from '../event-rows.js';
 import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
 import { MIGRATIONS } from './schema.js';
+import { SqliteWebhookStore } from './sqlite-webhook-store.js';
 import { assert } from '../../domain/errors.js';
 
-type TransactionRow = {
+export type TransactionRow = {
   seq?: bigint;
   tx_hash: string;
   from_id: string;
@@ -51,7 +52,7 @@ type TransactionRow = {
   error: string | null;
 };
 
-type BlockRow = {
+export type BlockRow = {
   number: number;
   hash: string;
   parent_hash: string;
@@ -335,6 +336,11 @@ export class SqliteStore implements LedgerStore {
     this.statements.ping.get();
   }
 
+  /** The webhook tables, on this store's connection. */
+  webhooks(): SqliteWebhookStore {
+    return new SqliteWebhookStore(this.db);
+  }
+
   async close(): Promise<void> {
     const wal = this.wal;
     this.wal = null;
@@ -449,7 +455,8 @@ function prepareStatements(db: Database.Database) {
   };
 }
 
-function toTransaction(row: TransactionRow): Transaction {
+/** Also used by the audit reader of this store. */
+export function toTransaction(row: TransactionRow): Transaction {
   return {
     tx_hash: row.tx_hash,
     from: row.from_id,
@@ -479,7 +486,8 @@ function toHeader(row: BlockRow): BlockHeader {
   };
 }
 
-function toStoredHeader(row: BlockRow): StoredBlockHeader {
+/** Also used by the audit reader of this store. */
+export function toStoredHeader(row: BlockRow): StoredBlockHeader {
   return {
     ...toHeader(row),
     totals: { transactions: row.total_transactions, users: row.total_users, transfer_volume_units: decodeVolumes(row.transfer_volume_totals) },
