@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { auditChain } from '../support/chain-audit.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { waitUntilAllSealed } from '../support/sealed.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 const TMPFS_SIZE = '100m';
@@ -113,16 +114,7 @@ describe('a full disk under PostgreSQL', () => {
     }
     expect(recovered).toBe(true);
 
-    const deadline = Date.now() + 30_000;
-    for (const hash of acknowledged) {
-      for (;;) {
-        const response = await fetch(`${running.url}/api/transactions/${hash}`, { headers: { authorization: `Bearer ${admin}` } });
-        expect(response.status).toBe(200);
-        if (((await response.json()) as { status: string }).status !== 'pending') break;
-        expect(Date.now(), `${hash} still pending`).toBeLessThan(deadline);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    await waitUntilAllSealed(running.url, admin, acknowledged);
     expect((await fetch(`${running.url}/readyz`)).status).toBe(200);
     await running.stop();
     const store = await PostgresStore.open({ url: `postgres://postgres@127.0.0.1:${port}/postgres`, schema: null });

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { auditChain } from '../support/chain-audit.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { waitUntilAllSealed } from '../support/sealed.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 const TMPFS_SIZE = '6m';
@@ -98,16 +99,7 @@ describe('a full disk under SQLite', () => {
     expect((await fetch(`${service.url}/readyz`)).status).toBe(200);
 
     // Everything acknowledged is sealed, and the chain audits.
-    const deadline = Date.now() + 20_000;
-    for (const hash of acknowledged) {
-      for (;;) {
-        const response = await fetch(`${service.url}/api/transactions/${hash}`, { headers: { authorization: `Bearer ${admin}` } });
-        expect(response.status).toBe(200);
-        if (((await response.json()) as { status: string }).status !== 'pending') break;
-        expect(Date.now()).toBeLessThan(deadline);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    await waitUntilAllSealed(service.url, admin, acknowledged, 20_000);
     await service.stop();
     const store = SqliteStore.open({ path: service.database_path });
     try {

@@ -25,9 +25,10 @@ import type {
 import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
-import { connectionSettings, eventChannel, isQueryTimeout, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
+import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
+import { inTransaction, watchCheckedOut } from './transaction.js';
 
 export type TransactionRow = {
   seq?: string;
@@ -396,40 +397,6 @@ export class PostgresStore implements LedgerStore {
  * ones): without a listener that would crash the process. The failed query rejects anyway; the
  * listener only marks the connection broken so that it is not given back to the pool.
  */
-function watchCheckedOut(client: pg.PoolClient, on_break: () => void): () => void {
-  const listener = () => on_break();
-  client.on('error', listener);
-  return () => client.off('error', listener);
-}
-
-async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken = false;
-  const unwatch = watchCheckedOut(client, () => {
-    broken = true;
-  });
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    // A query that timed out may still be running behind a silent network: the connection is discarded, not rolled back.
-    if (isQueryTimeout(error)) broken = true;
-    else {
-      try {
-        await client.query('ROLLBACK');
-      } catch {
-        broken = true;
-      }
-    }
-    throw error;
-  } finally {
-    unwatch();
-    client.release(broken);
-  }
-}
-
 /**
  * The sealer's statements, which on a block of 100,000 transactions take seconds: they get the
  * server's statement timeout as their deadline rather than DATABASE_QUERY_TIMEOUT_MS. A partitioned

@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { ATTEMPTS_KEPT_PER_ENDPOINT, type DeliveryAttempt, type EndpointChanges, type NewAttempt, type WebhookEndpoint, type WebhookStore } from '../../webhooks/webhook-store.js';
 import { ATTEMPT_COLUMNS, attemptValues, changeColumns, ENDPOINT_COLUMNS, endpointValues, toAttempt, toEndpoint } from '../webhook-rows.js';
+import { inTransaction } from './transaction.js';
 
 const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, index) => `$${index + from}`).join(', ');
 
@@ -106,21 +107,3 @@ async function insertAttempt(client: pg.PoolClient, attempt: NewAttempt): Promis
   await client.query(SQL.pruneAttempts, [attempt.endpoint_id]);
 }
 
-/** One transaction on a connection of the pool; a connection whose rollback failed is discarded. */
-async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {
-      broken = true;
-    });
-    throw error;
-  } finally {
-    client.release(broken);
-  }
-}
