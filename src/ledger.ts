@@ -66,7 +66,7 @@ export type Ledger = {
   stop(): Promise<void>;
 };
 
-/** A store given here is closed by `stop`; without a lease it is taken to be this process's alone. */
+/** A store given here is closed by `stop`; without a lease it is taken to be this process's alone, and it delivers no webhooks. */
 export type LedgerOptions = {
   logger?: Logger;
   clock?: Clock;
@@ -84,7 +84,14 @@ export type LedgerOptions = {
  * The store, the lease that decides which instance seals blocks in it, and the signal by which other
  * instances' events are heard of (null: this process is the store's only writer).
  */
-export type Storage = { store: LedgerStore; lease: SealerLease; event_signal: EventSignal | null; health: StorageHealth | null };
+export type Storage = {
+  store: LedgerStore;
+  lease: SealerLease;
+  event_signal: EventSignal | null;
+  health: StorageHealth | null;
+  /** The webhook tables on the same database (null: no webhooks, e.g. for a store a test hands in). */
+  webhooks: WebhookStore | null;
+};
 
 /** JSON lines, or pretty-printed through the `pino-pretty` transport when `config.log_format` says so. */
 export function createLogger(config: Config): Logger {
@@ -94,11 +101,16 @@ export function createLogger(config: Config): Logger {
 export async function openStorage(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Storage> {
   const database = config.database;
   const health = new StorageHealth(clock, logger);
-  if (database.kind === 'sqlite') return { store: SqliteStore.open({ path: database.path, health }), lease: new SoleSealerLease(), event_signal: null, health };
+  if (database.kind === 'sqlite') {
+    const store = SqliteStore.open({ path: database.path, health });
+    return { store, lease: new SoleSealerLease(), event_signal: null, health, webhooks: store.webhooks() };
+  }
   const connection = { url: database.url, schema: database.schema, timeouts: config.postgres_timeouts };
+  const store = await PostgresStore.open({ ...connection, logger, health });
   return {
     health,
-    store: await PostgresStore.open({ ...connection, logger, health }),
+    store,
+    webhooks: store.webhooks(),
     lease: new PostgresSealerLease(connection, logger),
     event_signal: new PostgresEventSignal(connection, logger),
   };
@@ -119,9 +131,9 @@ async function openRateLimitStore(config: Config, logger: Logger): Promise<{ sto
 export async function startLedger(config: Config, options: LedgerOptions = {}): Promise<Ledger> {
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
-  const { store, lease, event_signal, health } = options.store === undefined
+  const { store, lease, event_signal, health, webhooks: webhook_store } = options.store === undefined
     ? await openStorage(config, logger, clock)
-    : { store: options.store, lease: options.lease ?? new SoleSealerLease(), event_signal: null, health: null };
+    : { store: options.store, lease: options.lease ?? new SoleSealerLease(), event_signal: null, health: null, webhooks: null };
   const tokens = new TokenRegistry(await claimNativeSymbol(store, config.native_symbol));
   const metrics = new LedgerMetrics();
   const hub_options = { ...DEFAULT_EVENT_HUB_OPTIONS, retention_s: config.events.retention_s, ...options.event_hub };
@@ -140,7 +152,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const publisher = config.events.nats === null ? null : new NatsPublisher(events, publisherLease(config, logger, options.store !== undefined), config.events.nats, logger);
   publisher?.start();
   if (publisher !== null) metrics.watchEventsPublisher(publisher);
-  const webhooks = startWebhooks(config, store, events, clock, logger, metrics);
+  const webhooks = webhook_store === null ? null : startWebhooks(config, { store, webhook_store, sole_writer: event_signal === null }, events, clock, logger, metrics);
   const dev_secret = hasJwtKeys(config.jwt) ? undefined : readOrCreateDevSecret(config.data_dir);
   if (dev_secret !== undefined) {
     logger.warn(
@@ -223,9 +235,10 @@ const WEBHOOK_POLL_INTERVAL_MS = 250;
  * this process is the only deliverer, so its owner name is fixed and a restart takes its leases back
  * at once, while on PostgreSQL each instance has its own and a dead one's leases expire.
  */
-function startWebhooks(config: Config, store: LedgerStore, events: EventHub, clock: Clock, logger: Logger, metrics: LedgerMetrics): Webhooks | null {
-  const webhook_store: WebhookStore | null = store instanceof SqliteStore || store instanceof PostgresStore ? store.webhooks() : null;
-  if (webhook_store === null) return null;
+function startWebhooks(
+  config: Config, stores: { store: LedgerStore; webhook_store: WebhookStore; sole_writer: boolean }, events: EventHub, clock: Clock, logger: Logger, metrics: LedgerMetrics,
+): Webhooks {
+  const { store, webhook_store } = stores;
   const settings = config.webhooks;
   const guard = new AddressGuard(settings.allowed_hosts);
   const sender = new WebhookSender(guard, settings.timeout_ms);
@@ -241,7 +254,7 @@ function startWebhooks(config: Config, store: LedgerStore, events: EventHub, clo
     retry_period_s: settings.retry_period_s,
     lease_ms: 2 * settings.timeout_ms + 5000,
     poll_interval_ms: WEBHOOK_POLL_INTERVAL_MS,
-  }, { ...(store instanceof SqliteStore ? { owner: 'sole-instance' } : {}), observer: { attempted } });
+  }, { ...(stores.sole_writer ? { owner: 'sole-instance' } : {}), observer: { attempted } });
   const service = new WebhookService({
     store: webhook_store, feed: events, guard, sender, clock, store_head: () => store.eventHead(), on_change: () => deliverer.wake(),
   });
