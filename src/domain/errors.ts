@@ -3,11 +3,13 @@
  * status codes and problem+json bodies (see src/http/error-catalogue.ts). Each carries a stable
  * snake_case `code` that is part of the public API.
  */
+import type { ErrorCode } from './error-codes.js';
+
 export type FieldError = { field: string; message: string };
 
 export class LedgerError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
     super(message);
     this.name = new.target.name;
     this.code = code;
@@ -17,7 +19,7 @@ export class LedgerError extends Error {
 /** The request is malformed or breaks a rule of the contract (HTTP 400). */
 export class InvalidRequestError extends LedgerError {
   readonly field: string | undefined;
-  constructor(code: string, message: string, field?: string) {
+  constructor(code: ErrorCode, message: string, field?: string) {
     super(code, message);
     this.field = field;
   }
@@ -38,7 +40,7 @@ export class ConflictError extends LedgerError {}
 /** The service cannot take more work right now; the caller should retry later (HTTP 503). */
 export class OverloadedError extends LedgerError {
   readonly retry_after_s: number;
-  constructor(code: string, message: string, retry_after_s: number) {
+  constructor(code: ErrorCode, message: string, retry_after_s: number) {
     super(code, message);
     this.retry_after_s = retry_after_s;
   }

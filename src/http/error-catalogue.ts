@@ -2,6 +2,9 @@
  * The one catalogue of error codes the API can answer with (Fastify `lib/errors.js` style). Every
  * problem+json body's `code` comes from here, and a test checks that docs/api.md lists each of them.
  */
+import type { ErrorCode } from '../domain/error-codes.js';
+
+export type { ErrorCode };
 export type ErrorEntry = { status: number; description: string };
 
 export const ERROR_CATALOGUE = {
@@ -54,9 +57,7 @@ export const ERROR_CATALOGUE = {
   too_many_streams: { status: 503, description: 'Too many event streams are open, for this caller or for the instance; retry after `Retry-After` seconds.' },
   identity_provider_unavailable: { status: 503, description: "The identity provider's keys could not be fetched; retry later." },
   not_ready: { status: 503, description: "`/readyz`: the store cannot be reached, or the identity provider's keys were never fetched." },
-} as const satisfies Record<string, ErrorEntry>;
-
-export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+} as const satisfies Record<ErrorCode, ErrorEntry>;
 
 export function isErrorCode(code: string): code is ErrorCode {
   return Object.hasOwn(ERROR_CATALOGUE, code);
