@@ -170,14 +170,16 @@ export async function startBareServer(root: string): Promise<{ url: string; stop
 export type LoadGenerator = { run(spec: LoadSpec): Promise<LoadResult>; stop(): void };
 
 /**
- * The load generator, a process of its own for the whole run: each spec goes to it as one line on
- * its stdin, and its result comes back as one line on its stdout.
+ * A bench script in a process of its own for the whole run, spoken to in JSON lines: each request is
+ * one line on its stdin and its answer one line on its stdout, one at a time.
  */
-export function startLoadGenerator(root: string): LoadGenerator {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join('bench', 'load.ts')], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+type JsonLinesChild<Request, Answer> = { pid: number; ask(request: Request): Promise<Answer>; stop(): void };
+
+function startJsonLinesChild<Request, Answer>(root: string, script: string, name: string): JsonLinesChild<Request, Answer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join('bench', script)], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   let buffered = '';
-  let waiting: { resolve: (result: LoadResult) => void; reject: (error: Error) => void } | null = null;
+  let waiting: { resolve: (answer: Answer) => void; reject: (error: Error) => void } | null = null;
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-8000); });
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     buffered += chunk;
@@ -187,15 +189,16 @@ export function startLoadGenerator(root: string): LoadGenerator {
     buffered = buffered.slice(newline + 1);
     const settle = waiting;
     waiting = null;
-    settle.resolve(JSON.parse(line) as LoadResult);
+    settle.resolve(JSON.parse(line) as Answer);
   });
-  child.once('exit', (code) => waiting?.reject(new BenchError(`the load generator exited (code ${code}):\n${stderr}`)));
+  child.once('exit', (code) => waiting?.reject(new BenchError(`the ${name} exited (code ${code}):\n${stderr}`)));
   return {
-    run(spec) {
-      if (waiting !== null) return Promise.reject(new BenchError('one load at a time'));
-      return new Promise<LoadResult>((resolve, reject) => {
+    pid: child.pid as number,
+    ask(request) {
+      if (waiting !== null) return Promise.reject(new BenchError(`one request at a time to the ${name}`));
+      return new Promise<Answer>((resolve, reject) => {
         waiting = { resolve, reject };
-        child.stdin?.write(`${JSON.stringify(spec)}\n`);
+        child.stdin?.write(`${JSON.stringify(request)}\n`);
       });
     },
     stop() {
@@ -204,42 +207,18 @@ export function startLoadGenerator(root: string): LoadGenerator {
   };
 }
 
+/** The load generator (bench/load.ts): each spec it is given runs, and its result comes back. */
+export function startLoadGenerator(root: string): LoadGenerator {
+  const child = startJsonLinesChild<LoadSpec, LoadResult>(root, 'load.ts', 'load generator');
+  return { run: (spec) => child.ask(spec), stop: () => child.stop() };
+}
+
 export type SubscriberProcess = { pid: number; send(command: SubscriberCommand): Promise<SubscriberReply>; stop(): void };
 
-/**
- * The events scenario's subscriber process (bench/event-subscribers.ts): one command per line on its
- * stdin, one answer per line on its stdout, in turn.
- */
+/** The events scenario's subscriber process (bench/event-subscribers.ts): one command at a time, one answer each. */
 export function startSubscriberProcess(root: string): SubscriberProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join('bench', 'event-subscribers.ts')], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  let buffered = '';
-  let waiting: { resolve: (reply: SubscriberReply) => void; reject: (error: Error) => void } | null = null;
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-8000); });
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    buffered += chunk;
-    const newline = buffered.indexOf('\n');
-    if (newline < 0 || waiting === null) return;
-    const line = buffered.slice(0, newline);
-    buffered = buffered.slice(newline + 1);
-    const settle = waiting;
-    waiting = null;
-    settle.resolve(JSON.parse(line) as SubscriberReply);
-  });
-  child.once('exit', (code) => waiting?.reject(new BenchError(`the subscriber process exited (code ${code}):\n${stderr}`)));
-  return {
-    pid: child.pid as number,
-    send(command) {
-      if (waiting !== null) return Promise.reject(new BenchError('one subscriber command at a time'));
-      return new Promise<SubscriberReply>((resolve, reject) => {
-        waiting = { resolve, reject };
-        child.stdin?.write(`${JSON.stringify(command)}\n`);
-      });
-    },
-    stop() {
-      child.stdin?.end();
-    },
-  };
+  const child = startJsonLinesChild<SubscriberCommand, SubscriberReply>(root, 'event-subscribers.ts', 'subscriber process');
+  return { pid: child.pid, send: (command) => child.ask(command), stop: () => child.stop() };
 }
 
 export function sleep(ms: number): Promise<void> {
