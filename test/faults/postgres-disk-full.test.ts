@@ -19,7 +19,14 @@ import { waitUntilAllSealed } from '../support/sealed.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 const TMPFS_SIZE = '100m';
-const POSTGRES_BIN = '/usr/lib/postgresql/15/bin';
+/** Debian's layout: /usr/lib/postgresql/<major>/bin, the newest major installed. */
+const POSTGRES_BIN = postgresBin();
+
+function postgresBin(): string {
+  const root = '/usr/lib/postgresql';
+  const majors = fs.existsSync(root) ? fs.readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a)) : [];
+  return path.join(root, majors[0] ?? 'none', 'bin');
+}
 const SUBMISSIONS_MAX = 600;
 const REFUSALS_WANTED = 3;
 /** Metadata that makes each row big enough to need new pages soon. */
