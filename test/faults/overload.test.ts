@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WRITER_LIMITS } from '../../src/service/submission-writer.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { auditChain } from '../support/chain-audit.js';
+import { expectAcknowledgedInChain } from '../support/chain-audit.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
 import { ServiceProcess } from '../support/service-process.js';
 
@@ -91,12 +91,6 @@ describe('more submissions than the service can commit', () => {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     await service.stop();
-    const store = SqliteStore.open({ path: service.database_path });
-    try {
-      const audit = await auditChain(store);
-      for (const hash of acknowledged) expect(audit.sealed.has(hash), hash).toBe(true);
-    } finally {
-      await store.close();
-    }
+    await expectAcknowledgedInChain(SqliteStore.open({ path: service.database_path }), acknowledged);
   }, 300_000);
 });

@@ -10,6 +10,7 @@ import { transactionHash } from '../../src/domain/hashing.js';
 import { BalanceBook, supplyDelta } from '../../src/domain/ledger.js';
 import type { Transaction } from '../../src/domain/transaction.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
+import { expect } from 'vitest';
 
 const READ_CHUNK = 200;
 
@@ -63,4 +64,15 @@ async function readTransactions(store: LedgerStore, tx_hashes: readonly string[]
     records.push(...(await Promise.all(tx_hashes.slice(start, start + READ_CHUNK).map((tx_hash) => store.getTransaction(tx_hash)))));
   }
   return records;
+}
+
+/** Audits the chain of `store` (then closes it) and expects every `acknowledged` hash to be sealed in it. */
+export async function expectAcknowledgedInChain(store: LedgerStore, acknowledged: Iterable<string>): Promise<ChainAudit> {
+  try {
+    const audit = await auditChain(store);
+    for (const hash of acknowledged) expect(audit.sealed.has(hash), hash).toBe(true);
+    return audit;
+  } finally {
+    await store.close();
+  }
 }
