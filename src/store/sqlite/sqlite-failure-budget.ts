@@ -10,9 +10,9 @@ import type { AppendResult, PendingAppend } from '../../service/ledger-store.js'
 
 export const FAILURE_BUDGET_SQL = {
   debitTotals: `SELECT
-       (SELECT units FROM balances WHERE user_id = ?1 AND token = ?2) AS balance,
-       (SELECT units FROM outgoing_submitted WHERE user_id = ?1 AND token = ?2) AS submitted,
-       (SELECT units FROM outgoing_settled WHERE user_id = ?1 AND token = ?2) AS settled`,
+       (SELECT units FROM balances WHERE user_id = @user_id AND token = @token) AS balance,
+       (SELECT units FROM outgoing_submitted WHERE user_id = @user_id AND token = @token) AS submitted,
+       (SELECT units FROM outgoing_settled WHERE user_id = @user_id AND token = @token) AS settled`,
   putSubmitted: `INSERT INTO outgoing_submitted (user_id, token, units) VALUES (?, ?, ?)
        ON CONFLICT (user_id, token) DO UPDATE SET units = excluded.units`,
   charged: 'SELECT charged FROM failure_budgets WHERE subject = ? AND window_start_s = ?',
@@ -53,7 +53,7 @@ export class SqliteFailureBudget {
     const s = this.statements;
     const sources: BudgetSources = {
       totals: (user_id, token) => {
-        const row = s.debitTotals.get(user_id, token) as { balance: bigint | null; submitted: string | null; settled: string | null };
+        const row = s.debitTotals.get({ user_id, token }) as { balance: bigint | null; submitted: string | null; settled: string | null };
         return { balance_units: row.balance ?? 0n, submitted_units: BigInt(row.submitted ?? '0'), settled_units: BigInt(row.settled ?? '0') };
       },
       charged: (subject, window_start_s) => (s.charged.get(subject, window_start_s) as number | undefined) ?? 0,
