@@ -453,6 +453,7 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
   const results: AppendResult[] = [];
   const stored: PendingAppend['transaction'][] = [];
   const refusals = await judgeAppends(runIn(client), batch.filter((item) => item.idempotency === null || won.has(item.transaction.tx_hash)));
+  const refused_hashes = new Map([...refusals].map(([item, retry_after_s]) => [item.transaction.tx_hash, retry_after_s]));
   for (const item of batch) {
     const retry_after_s = refusals.get(item);
     if (retry_after_s !== undefined) {
@@ -466,7 +467,9 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
     }
     const record = holders.get(idempotencyId(item.idempotency.caller, item.idempotency.key));
     if (record === undefined) throw new Error(`idempotency key of ${item.transaction.tx_hash} was neither claimed nor found`);
-    results.push({ kind: 'replay', record });
+    // The key's holder in this very batch was refused (and its claim released): so is its repeat.
+    const holder_retry_after_s = refused_hashes.get(record.tx_hash);
+    results.push(holder_retry_after_s === undefined ? { kind: 'replay', record } : { kind: 'refused', retry_after_s: holder_retry_after_s });
   }
   if (stored.length > 0) {
     const before = await advanceEventCounter(client, stored.length, event_channel);
@@ -514,10 +517,10 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_chan
   }
   if (commit.new_users.length > 0) await run(client, 'insertAccounts', [commit.new_users]);
   if (commit.active_users.length > 0) await run(client, 'touchAccounts', [header.timestamp, commit.active_users]);
+  await runIn(client)('settleBlock', [header.number]);
   // The block's events: its outcomes in position order, then its block.sealed.
   const before = await advanceEventCounter(client, header.transactions_count + 1, event_channel);
   await run(client, 'insertBlockEvents', [header.number, before + 1]);
-  await runIn(client)('settleBlock', [header.number]);
 }
 
 /**

@@ -270,11 +270,11 @@ export class SqliteStore implements LedgerStore {
     for (const balance of commit.balances) s.putBalance.run(balance.user_id, balance.token, balance.units);
     for (const user_id of commit.new_users) s.insertAccount.run(user_id);
     for (const user_id of commit.active_users) s.touchAccount.run(header.timestamp, user_id);
+    this.failure_budget.settleBlock(header.number);
     // The block's events: its outcomes in position order, then its block.sealed.
     const first_sequence = this.lastEventSequence() + 1;
     s.insertBlockEvents.run(header.number, first_sequence);
     s.setEventCounter.run(first_sequence + header.transactions_count);
-    this.failure_budget.settleBlock(header.number);
   }
 
   async readEvents(after: number, limit: number): Promise<StoredEvent[]> {
