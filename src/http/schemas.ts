@@ -233,3 +233,58 @@ export const ExplorerConfigSchema = Type.Object({
   native_symbol: Type.String(),
   dev_tokens: Type.Boolean({ description: 'whether POST /dev/token exists on this server' }),
 });
+
+const HistorySize = Type.Integer({ minimum: 1, description: 'a history size: the number of blocks 0 … size − 1 it holds' });
+const AuditPath = Type.Array(Hash, { description: 'RFC 6962 PATH(leaf_index, D[size]) in the history tree, nearest sibling first' });
+
+export const HistoryInclusionSchema = Type.Object({
+  size: HistorySize,
+  history_root: Hash,
+  leaf_index: Type.Integer({ minimum: 0, description: 'the block number' }),
+  audit_path: AuditPath,
+}, { description: 'The inclusion of the block in the history tree of `size` blocks, whose root is `history_root`' });
+
+export const TransactionProofSchema = Type.Object({
+  ...ProofSchema.properties,
+  history: Type.Optional(HistoryInclusionSchema),
+}, { examples: ProofSchema.examples });
+
+export const BlockProofSchema = Type.Object({
+  block_number: Type.Integer({ minimum: 0 }),
+  block_hash: Hash,
+  size: HistorySize,
+  leaf_index: Type.Integer({ minimum: 0 }),
+  audit_path: AuditPath,
+});
+
+export const ConsistencyProofSchema = Type.Object({
+  from: HistorySize,
+  to: HistorySize,
+  proof: Type.Array(Hash, { description: 'RFC 9162 section 2.1.4 PROOF(from, D[to]); empty when from = to' }),
+});
+
+export const CheckpointSchema = Type.Object({
+  size: HistorySize,
+  history_root: Hash,
+  block_number: Type.Integer({ minimum: 0, description: 'size − 1: the newest block of this history' }),
+  block_hash: Hash,
+  timestamp: Type.Integer({ description: 'the block\'s timestamp (seconds): the same on every instance' }),
+  note: Type.String({ description: 'the signed text: origin line, size, base64 history root, then extension lines, each ending in a newline' }),
+  signature: Type.String({ description: 'base64 Ed25519 signature over the UTF-8 bytes of `note`' }),
+  key_id: Type.String({ pattern: '^[0-9a-f]{16}$', description: 'first 8 bytes of SHA-256 over the raw public key, hex' }),
+});
+
+export const CheckpointKeySchema = Type.Object({
+  algorithm: Type.Literal('Ed25519'),
+  public_key: Type.String({ description: 'base64 of the raw 32-byte Ed25519 public key' }),
+  key_id: Type.String({ pattern: '^[0-9a-f]{16}$' }),
+});
+
+export const HistorySizeQuerySchema = Type.Object({
+  size: Type.Optional(Type.String({ description: 'history size, an integer ≥ 1; default: the latest', examples: ['10'] })),
+});
+
+export const ConsistencyQuerySchema = Type.Object({
+  from: Type.String({ description: 'the older history size, an integer ≥ 1', examples: ['10'] }),
+  to: Type.String({ description: 'the newer history size, an integer ≥ from', examples: ['4000'] }),
+});
