@@ -17,11 +17,7 @@ export function verifyEd25519Fallback(public_key: Uint8Array, message: Uint8Arra
 /** True when `signature` is a valid Ed25519 signature of `message` by `public_key` (raw 32 bytes). */
 export async function verifyEd25519(public_key: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
   if (public_key.length !== 32 || signature.length !== 64) return false;
-  let key: CryptoKey;
-  try {
-    key = await globalThis.crypto.subtle.importKey('raw', buffer(public_key), { name: 'Ed25519' }, false, ['verify']);
-  } catch {
-    return verifyEd25519Fallback(public_key, message, signature);
-  }
+  const key = await globalThis.crypto.subtle.importKey('raw', buffer(public_key), { name: 'Ed25519' }, false, ['verify']).catch(() => null);
+  if (key === null) return verifyEd25519Fallback(public_key, message, signature);
   return globalThis.crypto.subtle.verify({ name: 'Ed25519' }, key, buffer(signature), buffer(message));
 }
