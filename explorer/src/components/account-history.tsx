@@ -4,7 +4,8 @@
  * or failed); an older page, reached with the cursor of the page before it, is loaded once (and
  * retried only if loading it failed). While a page loads the one before stays on screen, so the
  * pager button that was pressed keeps the focus; when that button goes away (no older page, back on
- * the first), focus moves to the section's heading.
+ * the first), focus moves to the section's heading. Under the page, its transactions verified in the
+ * browser against the tab's trusted signed checkpoint.
  */
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { AccountTransactionsPage } from '@tabula/client';
@@ -12,6 +13,7 @@ import { formatCount } from '../format';
 import { HISTORY_PAGE_SIZE, NEWEST_PAGE, olderPage, pageRange, type HistoryPosition } from '../history';
 import { touchesAccount } from '../live-events';
 import { useLive, useNow } from '../live';
+import { AccountVerification } from './account-verification';
 import { Notice } from './bits';
 import { HistoryTable } from './history-table';
 
@@ -65,6 +67,7 @@ export function AccountHistory({ user }: { user: string }) {
         />
       )}
       {shown === null ? null : <Pager shown={shown} go={go} />}
+      {shown === null ? null : <AccountVerification transactions={shown.page.transactions} />}
     </section>
   );
 }
