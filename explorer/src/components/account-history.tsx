@@ -53,6 +53,7 @@ export function AccountHistory({ user }: { user: string }) {
   };
 
   return (
+    <>
     <section aria-labelledby="account-history-heading" class="account-history">
       <h2 id="account-history-heading" tabIndex={-1} ref={heading}>Transactions</h2>
       {live.error === null ? null : <Notice kind="error">The transactions could not be loaded: {live.error}</Notice>}
@@ -67,8 +68,9 @@ export function AccountHistory({ user }: { user: string }) {
         />
       )}
       {shown === null ? null : <Pager shown={shown} go={go} />}
-      {shown === null ? null : <AccountVerification transactions={shown.page.transactions} />}
     </section>
+    {shown === null ? null : <AccountVerification transactions={shown.page.transactions} />}
+    </>
   );
 }
 
