@@ -54,22 +54,22 @@ export function AccountHistory({ user }: { user: string }) {
 
   return (
     <>
-    <section aria-labelledby="account-history-heading" class="account-history">
-      <h2 id="account-history-heading" tabIndex={-1} ref={heading}>Transactions</h2>
-      {live.error === null ? null : <Notice kind="error">The transactions could not be loaded: {live.error}</Notice>}
-      <p class="muted" role="status">{summary(user, position, shown, busy, live.error !== null)}</p>
-      {shown === null || shown.page.transactions.length === 0 ? null : (
-        <HistoryTable
-          user={user}
-          transactions={shown.page.transactions}
-          caption={`Transactions of ${user}, newest first, page ${shown.position.number}`}
-          now_ms={Math.max(now_ms, shown.at_ms)}
-          busy={busy}
-        />
-      )}
-      {shown === null ? null : <Pager shown={shown} go={go} />}
-    </section>
-    {shown === null ? null : <AccountVerification transactions={shown.page.transactions} />}
+      <section aria-labelledby="account-history-heading" class="account-history">
+        <h2 id="account-history-heading" tabIndex={-1} ref={heading}>Transactions</h2>
+        {live.error === null ? null : <Notice kind="error">The transactions could not be loaded: {live.error}</Notice>}
+        <p class="muted" role="status">{summary(user, position, shown, busy, live.error !== null)}</p>
+        {shown === null || shown.page.transactions.length === 0 ? null : (
+          <HistoryTable
+            user={user}
+            transactions={shown.page.transactions}
+            caption={`Transactions of ${user}, newest first, page ${shown.position.number}`}
+            now_ms={Math.max(now_ms, shown.at_ms)}
+            busy={busy}
+          />
+        )}
+        {shown === null ? null : <Pager shown={shown} go={go} />}
+      </section>
+      {shown === null ? null : <AccountVerification transactions={shown.page.transactions} />}
     </>
   );
 }

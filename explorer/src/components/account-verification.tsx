@@ -49,14 +49,18 @@ async function verifyPage(api: Api, transactions: Transaction[], { outcomes, blo
     if (!blocks.has(key)) blocks.set(key, verifyBlockInHistory(api, block));
     block_outcomes.push(await (blocks.get(key) as Promise<BlockOutcome>));
   }
-  const checks: Check[] = [first(`${formatCount(transactions.length)} transaction hashes recomputed from their fields`, results.map((result) => result.failure))];
+  const checks: Check[] = [first(`${counted(transactions.length, 'transaction')} ${transactions.length === 1 ? 'hash' : 'hashes'} recomputed from their fields`, results.map((result) => result.failure))];
   if (sealed.length === 0) return { checks, anchor: null };
-  checks.push(first(`${formatCount(sealed.length)} sealed transactions proven into their ${formatCount(distinct.length)} blocks (inclusion proofs against the recomputed block headers)`, sealed.map((result) => result.proof_failure)));
+  checks.push(first(`${counted(sealed.length, 'sealed transaction')} proven into ${distinct.length === 1 ? 'their block' : `their ${formatCount(distinct.length)} blocks`} (inclusion proofs against the recomputed block headers)`, sealed.map((result) => result.proof_failure)));
   const anchors = block_outcomes.map((outcome) => outcome.anchor).filter((anchor): anchor is TrustAnchor => anchor !== null);
   const newest = anchors.reduce<TrustAnchor | null>((best, anchor) => (best === null || anchor.checkpoint.size > best.checkpoint.size ? anchor : best), null);
   const against = newest === null ? 'a checkpoint signed by the trusted key' : `checkpoint ${newest.checkpoint.size}, signed by key ${newest.key_id}`;
-  checks.push(first(`Those blocks are in the history of ${against} (the tab's trusted checkpoint, advanced only through a verified consistency proof)`, block_outcomes.map((outcome) => outcome.failure)));
+  checks.push(first(`${distinct.length === 1 ? 'That block is' : 'Those blocks are'} in the history of ${against} (the tab's trusted checkpoint, advanced only through a verified consistency proof)`, block_outcomes.map((outcome) => outcome.failure)));
   return { checks, anchor: newest };
+}
+
+function counted(count: number, noun: string): string {
+  return `${formatCount(count)} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 /** A check that passed unless one of `failures` is set; its detail is the first failure. */
