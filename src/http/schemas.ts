@@ -200,9 +200,21 @@ export const BalanceProofSchema = Type.Object({
   entries: Type.Array(BalanceProofEntrySchema, { description: "one per token of the ledger; docs/api.md says how to check them" }),
 });
 
+const EXAMPLE_SIBLING = `0x${'5c'.repeat(32)}`;
 export const ProvenBalanceSchema = Type.Object({
   ...BalanceSchema.properties,
   proof: Type.Optional(BalanceProofSchema),
+}, {
+  examples: [{
+    user_id: 'alice', native: 87.5, usdg: 0, total_usd: 218.75,
+    proof: {
+      block_number: 7, balance_root: `0x${'3f'.repeat(32)}`,
+      entries: [
+        { token: 'TAB', key: `0x${'a1'.repeat(32)}`, units: '8750000000', leaf: { key: `0x${'a1'.repeat(32)}`, units: '8750000000' }, siblings: [EXAMPLE_SIBLING] },
+        { token: 'USDG', key: `0x${'b2'.repeat(32)}`, units: '0', leaf: null, siblings: [EXAMPLE_SIBLING, EXAMPLE_SIBLING] },
+      ],
+    },
+  }],
 });
 
 const blockHeaderFields = {
