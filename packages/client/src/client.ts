@@ -10,8 +10,9 @@ import { parseWithExactNumbers, topLevelArrayItemTexts } from './exact-json.js';
 import { ATTEMPTS_MAX, problemFrom, sleep, Transport, type Answer, type RequestSpec, type RetryOptions, type TokenProvider } from './transport.js';
 import type {
   AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockPage, ChainVerification, EventsOptions, HealthStatus,
-  InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, TabulaEvent, Transaction,
+  InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, TabulaEvent, Transaction, VerifiedBalance,
 } from './types.js';
+import { verifyBalanceProof, type BalanceProof } from './balance-verification.js';
 import { verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';
 
 export type TabulaClientOptions = {
@@ -138,6 +139,25 @@ export class TabulaClient {
   /** `GET /api/balance/{userId}`: confirmed balances; an unknown user has zeros. */
   async getBalance(userId: string, options: { signal?: AbortSignal } = {}): Promise<Balance> {
     return exact(await this.get(`/api/balance/${encodeURIComponent(userId)}`, options), BALANCE_AMOUNTS) as Balance;
+  }
+
+  /**
+   * `GET /api/balance/{userId}?proof=true`, verified: each token's balance is proven (a zero one by
+   * absence) under the balance root of the newest sealed block, the stated amounts are the proven ones,
+   * and that root is the one the server stores for the block (`GET /api/blocks/{n}/balance-root`,
+   * `verified.against: 'server_root'`). Throws a `VerificationError` (`balance_proof_invalid`,
+   * `balance_mismatch`, `balance_root_mismatch`) when anything differs.
+   */
+  async getBalanceVerified(userId: string, options: { signal?: AbortSignal } = {}): Promise<VerifiedBalance> {
+    const answer = exact(await this.get(`/api/balance/${encodeURIComponent(userId)}?proof=true`, options), BALANCE_AMOUNTS) as Balance & { proof?: BalanceProof };
+    const { proof, ...balance } = answer;
+    if (proof === undefined) throw new VerificationError('balance_proof_invalid', `the answer for ${userId} carries no balance proof`);
+    const proven = await verifyBalanceProof(userId, balance, proof);
+    const stored = json(await this.get(`/api/blocks/${proven.block_number}/balance-root`, options)) as { balance_root?: unknown };
+    if (stored.balance_root !== proven.balance_root) {
+      throw new VerificationError('balance_root_mismatch', `the proof's balance root ${proven.balance_root} is not the one stored for the block (${String(stored.balance_root)})`, { block_number: proven.block_number });
+    }
+    return { ...balance, verified: { block_number: proven.block_number, balance_root: proven.balance_root, against: 'server_root', units: proven.units } };
   }
 
   /**

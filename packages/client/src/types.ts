@@ -121,6 +121,16 @@ export type Balance = {
   total_usd_text: string;
 };
 
+/**
+ * A balance whose proof verified (`getBalanceVerified`): the amounts after `verified.block_number`,
+ * each proven under `verified.balance_root`, and what that root was checked against: `server_root`
+ * (`GET /api/blocks/{n}/balance-root` of the same server: catches a response altered on the way or a
+ * server inconsistent with itself) or `checkpoint` (a signed checkpoint's `balances` line).
+ */
+export type VerifiedBalance = Balance & {
+  verified: { block_number: number; balance_root: string; against: 'server_root' | 'checkpoint'; units: Record<string, bigint> };
+};
+
 export type BlockHeader = {
   number: number;
   hash: string;
