@@ -38,7 +38,7 @@ const COMMAND_OPTIONS: Record<string, Options> = {
   blocks: { limit: { type: 'string' }, offset: { type: 'string' } },
   block: {},
   stats: {},
-  verify: { from: { type: 'string' }, to: { type: 'string' }, progress: { type: 'boolean', default: false } },
+  verify: { from: { type: 'string' }, to: { type: 'string' }, progress: { type: 'boolean', default: false }, balance: { type: 'string' } },
   watch: { types: { type: 'string' }, account: { type: 'string' }, after: { type: 'string' }, limit: { type: 'string' }, verify: { type: 'boolean', default: false } },
 };
 
@@ -59,6 +59,7 @@ export const HELP = `tabula: the command line of the Tabula ledger
   tabula verify [--from <n>] [--to <n>] [--progress]
                                                  walk the chain, recompute every root, hash and link
   tabula verify <tx_hash>                        recompute a transaction's hash and check its inclusion proof
+  tabula verify --balance <user>                 check a user's balances against the newest block's balance root
   tabula watch [--types <type,...>] [--account <user>] [--after <sequence>] [--limit <n>] [--verify]
                                                  follow the event log live, one line per event (reconnects and
                                                  resumes by itself); from --after (0: the first event), else from
