@@ -64,10 +64,23 @@ async function main(): Promise<void> {
   const { store, cleanup } = await open();
   try {
     const logger = pino({ level: 'silent' });
-    const commitment = COMMITMENTS ? new BalanceCommitmentKeeper(store, logger) : undefined;
+    const keeper = COMMITMENTS ? new BalanceCommitmentKeeper(store, logger) : undefined;
+    // The time the sealer spends in the commitment's step (updating the tree, hashing the touched paths).
+    const timing = { commitment_ms: 0 };
+    const commitment = keeper === undefined ? undefined : {
+      prepare: async (parent: number, balances: Parameters<BalanceCommitmentKeeper['prepare']>[1]) => {
+        const started = performance.now();
+        try {
+          return await keeper.prepare(parent, balances);
+        } finally {
+          timing.commitment_ms += performance.now() - started;
+        }
+      },
+      prove: keeper.prove.bind(keeper),
+    };
     const producer = new BlockProducer(store, clock, logger, { block_interval_ms: 1000, block_txs_max: BLOCK_TXS_MAX }, commitment === undefined ? {} : { commitment });
     await producer.ensureGenesis();
-    await commitment?.start();
+    await keeper?.start();
     const account = (index: number) => `account-${index}`;
     for (let start = 0; start < ACCOUNTS; start += DEFAULT_WRITER_LIMITS.batch_size_max) {
       const size = Math.min(DEFAULT_WRITER_LIMITS.batch_size_max, ACCOUNTS - start);
@@ -82,6 +95,7 @@ async function main(): Promise<void> {
     }
     const append_s = (performance.now() - append_started) / 1000;
 
+    timing.commitment_ms = 0;
     const seal_started = performance.now();
     let blocks = 0;
     while ((await producer.sealNext()) !== null) blocks += 1;
@@ -89,6 +103,8 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({
       store: kind, balance_commitments: COMMITMENTS, accounts: ACCOUNTS, transactions: count, append_batch: DEFAULT_WRITER_LIMITS.batch_size_max, appends_per_s: Math.round(count / append_s),
       block_txs_max: BLOCK_TXS_MAX, blocks, seals_per_s: Math.round(count / seal_s), ms_per_block: Math.round((seal_s * 1000) / blocks),
+      commitment_ms_per_block: Math.round(timing.commitment_ms / blocks), commitment_share: Number((timing.commitment_ms / (seal_s * 1000)).toFixed(3)),
+      load_average: os.loadavg().map((value) => Number(value.toFixed(1))),
     }));
   } finally {
     await cleanup();

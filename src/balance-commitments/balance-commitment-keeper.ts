@@ -49,8 +49,9 @@ export class BalanceCommitmentKeeper implements BalanceCommitment {
   }
 
   async prove(user_id: string, tokens: readonly string[]): Promise<BalanceProofJson> {
+    // The newest sealed block as of this request, or a newer one if another instance sealed meanwhile.
     const latest = await this.store.latestBlockNumber();
-    const state = latest === null ? await this.sync() : await this.stateAt(latest);
+    const state = this.state !== null && latest !== null && this.state.block_number >= latest ? this.state : await this.sync();
     const entries = tokens.map((token) => {
       const key = balanceKey(sha256, user_id, token);
       return balanceEntryJson(token, key, state.tree.prove(key));
