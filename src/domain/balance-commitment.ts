@@ -39,11 +39,29 @@ export type BalancePath = { siblings: Uint8Array[]; leaf: { key: Uint8Array; uni
 
 /** The preimage of a balance key. */
 export function balanceKeyInput(user_id: string, token: string): Uint8Array {
+  const ascii = asciiBytes(user_id, token);
+  if (ascii !== null) return ascii;
   const user = utf8Bytes(user_id);
   const symbol = utf8Bytes(token);
   const input = new Uint8Array(user.length + 1 + symbol.length);
   input.set(user, 0);
   input.set(symbol, user.length + 1);
+  return input;
+}
+
+/** `user_id ‖ 0x00 ‖ token` when both are ASCII (their UTF-8 is their char codes), without a TextEncoder per key. */
+function asciiBytes(user_id: string, token: string): Uint8Array | null {
+  const input = new Uint8Array(user_id.length + 1 + token.length);
+  for (let index = 0; index < user_id.length; index += 1) {
+    const code = user_id.charCodeAt(index);
+    if (code > 0x7f) return null;
+    input[index] = code;
+  }
+  for (let index = 0; index < token.length; index += 1) {
+    const code = token.charCodeAt(index);
+    if (code > 0x7f) return null;
+    input[user_id.length + 1 + index] = code;
+  }
   return input;
 }
 
@@ -89,6 +107,8 @@ function hashOf(node: BalanceNode | null): Uint8Array {
 export class BalanceTree {
   readonly root: BalanceNode | null;
   private readonly hash: SyncHashFunction;
+  /** Preimage buffers reused by the synchronous hash (it returns before the next one is written). */
+  private readonly node_input = new Uint8Array(1 + 2 * KEY_BYTES);
 
   private constructor(root: BalanceNode | null, hash: SyncHashFunction) {
     this.root = root;
@@ -153,7 +173,11 @@ export class BalanceTree {
   private branch(left: BalanceNode | null, right: BalanceNode | null): BalanceNode | null {
     if (left === null && (right === null || right.kind === 'leaf')) return right;
     if (right === null && left !== null && left.kind === 'leaf') return left;
-    return { kind: 'branch', left, right, hash: this.hash(balanceNodeInput(hashOf(left), hashOf(right))) };
+    const input = this.node_input;
+    input[0] = NODE_PREFIX;
+    input.set(hashOf(left), 1);
+    input.set(hashOf(right), 1 + KEY_BYTES);
+    return { kind: 'branch', left, right, hash: this.hash(input) };
   }
 }
 
