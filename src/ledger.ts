@@ -6,12 +6,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { hasJwtKeys, type Config, ConfigError } from './config.js';
+import { balanceCheckpointExtension } from './balance-commitments/balance-checkpoint-extension.js';
 import { BalanceCommitmentKeeper } from './balance-commitments/balance-commitment-keeper.js';
 import { createApiKeyCheck } from './auth/api-key-check.js';
 import { readOrCreateDevSecret, devSecretPath } from './auth/dev-secret.js';
 import { createDevTokenSigner } from './auth/dev-token-signer.js';
 import { createTokenVerifier } from './auth/token-verifier.js';
 import { TokenRegistry } from './domain/tokens.js';
+import { CheckpointBuilder, type CheckpointExtensionProvider } from './checkpoints/checkpoint-builder.js';
+import { devCheckpointKeyPath, readOrCreateDevCheckpointKey } from './checkpoints/checkpoint-key.js';
+import { fillHistory } from './service/history-writer.js';
+import { HistoryService } from './service/history-service.js';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/rate-limit.js';
 import { FailOpenRateLimitStore, RedisRateLimitStore } from './http/redis-rate-limit.js';
 import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from './http/routes/events.js';
@@ -79,6 +84,8 @@ export type LedgerOptions = {
   event_stream_limits?: Partial<EventStreamLimits>;
   /** Overrides of the event hub's options (tests turn the backstop poll off to see the change signal work). */
   event_hub?: Partial<EventHubOptions>;
+  /** Extension lines for signed checkpoints (e.g. a balance commitment); default none. Their lines are signed. */
+  checkpoint_extensions?: readonly CheckpointExtensionProvider[];
 };
 
 /**
@@ -143,7 +150,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   metrics.watchQueues({ writer_queue_length: () => writer.queue_length, pending_transactions: () => store.pendingCount() });
   const balance_commitment = new BalanceCommitmentKeeper(store, logger);
   const service = new LedgerService(store, writer, tokens, clock, {
-    native_price_units: config.native_price_units, balance_commitment, ...(health === null ? {} : { storage: health }),
+    native_price_units: config.native_price_units, failure_budget_per_hour: config.failure_budget_per_hour, balance_commitment, ...(health === null ? {} : { storage: health }),
   });
   if (health !== null) metrics.watchStorage(health);
   const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max };
@@ -151,6 +158,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer, commitment: balance_commitment });
   await producer.ensureGenesis();
   await balance_commitment.start();
+  const history = await startHistory(config, store, logger, [balanceCheckpointExtension(store), ...(options.checkpoint_extensions ?? [])]);
   await events.start();
   const publisher = config.events.nats === null ? null : new NatsPublisher(events, publisherLease(config, logger, options.store !== undefined), config.events.nats, logger);
   publisher?.start();
@@ -187,6 +195,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
     connection_limits: config.http_limits,
     cors_origins: config.cors_origins,
     webhooks: webhooks?.service,
+    history,
     events: {
       feed: events,
       limits: {
@@ -293,6 +302,24 @@ function explorerRoot(root: string | undefined, logger: Logger): string | undefi
   if (fs.existsSync(path.join(root, 'index.html'))) return root;
   logger.warn({ explorer_root: root }, 'the explorer is not built (run `npm run build`): serving the API only');
   return undefined;
+}
+
+/**
+ * The history tree, filled in for blocks that predate it (before the sealer starts), and the checkpoint
+ * signer: CHECKPOINT_SIGNING_KEY, or outside production a development key in the data folder.
+ */
+async function startHistory(
+  config: Config, store: LedgerStore, logger: Logger, extensions: readonly CheckpointExtensionProvider[],
+): Promise<{ history: HistoryService; checkpoints: CheckpointBuilder }> {
+  const filled = await fillHistory(store);
+  if (filled > 0) logger.info({ blocks: filled }, 'history tree filled in for blocks sealed before it existed');
+  let key = config.checkpoint_signing_key;
+  if (key === undefined) {
+    key = readOrCreateDevCheckpointKey(config.data_dir);
+    logger.warn({ key_file: devCheckpointKeyPath(config.data_dir), key_id: key.key_id }, 'no CHECKPOINT_SIGNING_KEY: checkpoints are signed with a development key');
+  }
+  const history = new HistoryService(store);
+  return { history, checkpoints: new CheckpointBuilder(store, history, key, extensions) };
 }
 
 /** The native symbol is part of every hash: it is fixed when the ledger is created. */

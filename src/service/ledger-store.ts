@@ -4,12 +4,19 @@
  * All amounts are bigint base units.
  */
 import type { Block, BlockHeader } from '../domain/block.js';
+import type { HistoryNode, NodeKey } from '../domain/history-tree.js';
 import type { FailureCode, Transaction } from '../domain/transaction.js';
+import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
 
 /** A pending transaction to append, with its optional idempotency record. */
 export type PendingAppend = {
   transaction: Transaction;
   idempotency: { caller: string; key: string; request_hash: string } | null;
+  /**
+   * Whom an uncovered debit is charged to, and their budget per hour (src/failure-budget): checked and
+   * charged inside the append's write transaction. Absent or null: no budget applies (the service always sets it).
+   */
+  failure_budget?: FailureBudgetCharge | null;
 };
 
 export type IdempotencyRecord = {
@@ -20,8 +27,11 @@ export type IdempotencyRecord = {
   timestamp: number;
 };
 
-/** What happened to one append: stored, or an earlier submission already holds its idempotency key. */
-export type AppendResult = { kind: 'stored' } | { kind: 'replay'; record: IdempotencyRecord };
+/**
+ * What happened to one append: stored, an earlier submission already holds its idempotency key, or
+ * refused with nothing stored because it is an uncovered debit past its subject's failure budget.
+ */
+export type AppendResult = { kind: 'stored' } | { kind: 'replay'; record: IdempotencyRecord } | { kind: 'refused'; retry_after_s: number };
 
 export type BalanceChange = { user_id: string; token: string; units: bigint };
 
@@ -82,7 +92,10 @@ export type StoredEvent =
 export const EVENT_READ_LIMIT_MAX = 1000;
 
 export interface LedgerStore {
-  /** Appends pending transactions in order, in one durable commit. */
+  /**
+   * Appends pending transactions in order, in one durable commit. A debit that its sender's sealed
+   * balance less pending debits does not cover is charged to its `failure_budget`, or refused past it.
+   */
   appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]>;
   findIdempotency(caller: string, key: string): Promise<IdempotencyRecord | null>;
   /** How many of `keys` (distinct, at most BATCH_TRANSACTIONS_MAX) `caller` has stored, in one query. */
@@ -106,8 +119,18 @@ export interface LedgerStore {
   balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]>;
   /** Users among `user_ids` that the ledger has seen before. */
   knownUsers(user_ids: readonly string[]): Promise<Set<string>>;
-  /** Writes a block and everything it decides in one store transaction; fails if the number is taken. */
+  /**
+   * Writes a block and everything it decides in one store transaction, its history-tree nodes included
+   * (see src/service/history-writer.ts); fails if the number is taken.
+   */
   commitBlock(commit: BlockCommit): Promise<void>;
+
+  /** The stored history-tree nodes among `keys` (src/domain/history-tree.ts), in one read; absent ones are left out. */
+  historyNodes(keys: readonly NodeKey[]): Promise<HistoryNode[]>;
+  /** How many blocks the history tree holds (0 … latest block number + 1). */
+  historySize(): Promise<number>;
+  /** Appends these blocks (the next ones, in order) to the history tree in one transaction: filling in a ledger that predates it. */
+  appendHistory(leaves: ReadonlyArray<{ number: number; hash: string }>): Promise<void>;
 
   balances(user_id: string): Promise<Map<string, bigint>>;
   /** Every stored balance and the newest block's number, in one snapshot (null before genesis). */

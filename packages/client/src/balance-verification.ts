@@ -4,6 +4,8 @@
  * algorithm is the server's own (src/domain/balance-commitment.ts), run on WebCrypto.
  */
 import { checkBalanceEntryAsync, type BalanceProofJson } from '../../../src/domain/balance-commitment.js';
+import { base64Decode, parseCheckpointNote } from '../../../src/domain/checkpoint.js';
+import { bytesToHex } from '../../../src/domain/hex.js';
 import { USDG_SYMBOL } from '../../../src/domain/tokens.js';
 import { VerificationError } from './errors.js';
 import type { Balance } from './types.js';
@@ -56,4 +58,21 @@ function expectStated(text: string, token: string, proven: bigint, where: { bloc
   if (stated !== proven) {
     throw new VerificationError('balance_mismatch', `the answer states ${text} ${token}, but the proof proves ${proven} base units`, where);
   }
+}
+
+/**
+ * The balance root a signed checkpoint's note states for `block_number` (its `balances <block> <base64
+ * root>` extension line), as 0x-hex; null when the note has no such line (e.g. a block sealed before
+ * balance commitments). Read the note only after its signature verified.
+ */
+export function noteBalanceRoot(note: string, block_number: number): string | null {
+  const parsed = parseCheckpointNote(note);
+  if (parsed === null) return null;
+  for (const line of parsed.extensions) {
+    const match = /^balances (0|[1-9][0-9]{0,15}) ([A-Za-z0-9+/]{43}=)$/.exec(line);
+    if (match === null || Number(match[1]) !== block_number) continue;
+    const root = base64Decode(match[2] as string);
+    if (root !== null && root.length === 32) return `0x${bytesToHex(root)}`;
+  }
+  return null;
 }

@@ -3,16 +3,17 @@
  * returns. Runs wherever `fetch` and WebCrypto do (Node ≥ 20, browsers).
  */
 import { isHash } from '../../../src/domain/hex.js';
-import { ResponseFormatError, VerificationError, WaitTimeoutError } from './errors.js';
+import { ResponseFormatError, VerificationError, WaitTimeoutError, type SignedCheckpoint } from './errors.js';
+import { LightClient, type TrustAnchor, type TrustOptions } from './light-client.js';
 import { streamEvents } from './event-stream.js';
 import { EventVerifier } from './event-verification.js';
 import { parseWithExactNumbers, topLevelArrayItemTexts } from './exact-json.js';
 import { ATTEMPTS_MAX, problemFrom, sleep, Transport, type Answer, type RequestSpec, type RetryOptions, type TokenProvider } from './transport.js';
 import type {
-  AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockPage, ChainVerification, EventsOptions, HealthStatus,
-  InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, TabulaEvent, Transaction, VerifiedBalance,
+  AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockHistoryProof, BlockPage, ChainVerification,
+  CheckpointKey, ConsistencyProof, EventsOptions, HealthStatus, InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, TabulaEvent, Transaction, VerifiedBalance,
 } from './types.js';
-import { verifyBalanceProof, type BalanceProof } from './balance-verification.js';
+import { noteBalanceRoot, verifyBalanceProof, type BalanceProof } from './balance-verification.js';
 import { verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';
 
 export type TabulaClientOptions = {
@@ -27,6 +28,13 @@ export type TabulaClientOptions = {
   retry?: RetryOptions;
   /** Defaults to the global `fetch`. */
   fetch?: typeof fetch;
+  /**
+   * Makes this a light client: every `verifyInclusion` / `verifyTransaction` also checks the block
+   * against a signed checkpoint it trusts, advanced only through verified consistency proofs (a
+   * rewritten or forked history throws `ForkDetectedError`, a stale or unsigned checkpoint a
+   * `VerificationError`).
+   */
+  trust?: TrustOptions;
 };
 
 export type WaitOptions = { timeoutMs?: number; intervalMs?: number; signal?: AbortSignal };
@@ -54,6 +62,7 @@ const STATS_AMOUNTS = ['native_price', 'trading_volume_24h'];
 
 export class TabulaClient {
   private readonly transport: Transport;
+  private readonly light: LightClient | null;
 
   constructor(options: TabulaClientOptions) {
     const base_url = new URL(options.baseUrl).toString().replace(/\/+$/, '');
@@ -72,6 +81,47 @@ export class TabulaClient {
       },
       fetch: fetcher,
     });
+    this.light = options.trust === undefined ? null : new LightClient({
+      checkpoint: (size) => this.getCheckpoint(size),
+      consistency: (from, to) => this.getConsistencyProof(from, to),
+      blockProof: (number, size) => this.getBlockProof(number, size),
+    }, options.trust);
+  }
+
+  /** `GET /api/checkpoint[?size=n]`: a signed checkpoint (not verified here: see `advanceCheckpoint`). */
+  async getCheckpoint(size?: number, options: { signal?: AbortSignal } = {}): Promise<SignedCheckpoint> {
+    return json(await this.get(`/api/checkpoint${size === undefined ? '' : `?size=${positiveInteger(size, 'size')}`}`, options)) as SignedCheckpoint;
+  }
+
+  /** `GET /api/chain/consistency?from&to`: the RFC 9162 proof that history `to` extends history `from`. */
+  async getConsistencyProof(from: number, to: number, options: { signal?: AbortSignal } = {}): Promise<ConsistencyProof> {
+    return json(await this.get(`/api/chain/consistency?from=${positiveInteger(from, 'from')}&to=${positiveInteger(to, 'to')}`, options)) as ConsistencyProof;
+  }
+
+  /** `GET /api/blocks/{number}/proof[?size=n]`: the block's inclusion in the history tree. */
+  async getBlockProof(number: number, size?: number, options: { signal?: AbortSignal } = {}): Promise<BlockHistoryProof> {
+    const query = size === undefined ? '' : `?size=${positiveInteger(size, 'size')}`;
+    return json(await this.get(`/api/blocks/${blockNumber(number)}/proof${query}`, options)) as BlockHistoryProof;
+  }
+
+  /** `GET /.well-known/tabula-checkpoint-key`: the key the service signs checkpoints with (compare it with one obtained out of band). */
+  async getCheckpointKey(options: { signal?: AbortSignal } = {}): Promise<CheckpointKey> {
+    return json(await this.get('/.well-known/tabula-checkpoint-key', { ...options, auth: false })) as CheckpointKey;
+  }
+
+  /** The checkpoint this light client trusts now (null before the first); needs `trust`. */
+  async trustedCheckpoint(): Promise<SignedCheckpoint | null> {
+    return this.requireTrust().trusted();
+  }
+
+  /** Fetches the latest checkpoint, verifies its signature and its consistency with the trusted one, and trusts it; needs `trust`. */
+  async advanceCheckpoint(): Promise<SignedCheckpoint> {
+    return this.requireTrust().advance();
+  }
+
+  private requireTrust(): LightClient {
+    if (this.light === null) throw new TypeError('this needs a client made with `trust: { publicKey }`');
+    return this.light;
   }
 
   /** `GET /healthz`: the process is up. No token needed. */
@@ -153,11 +203,38 @@ export class TabulaClient {
     const { proof, ...balance } = answer;
     if (proof === undefined) throw new VerificationError('balance_proof_invalid', `the answer for ${userId} carries no balance proof`);
     const proven = await verifyBalanceProof(userId, balance, proof);
+    const where = { block_number: proven.block_number };
+    if (this.light !== null) {
+      const { checkpoint, anchor } = await this.balanceCheckpoint(this.light, proven.block_number);
+      const signed = noteBalanceRoot(checkpoint.note, proven.block_number);
+      if (signed === null) throw new VerificationError('balance_root_mismatch', `the signed checkpoint of size ${checkpoint.size} states no balance root for block ${proven.block_number}`, where);
+      if (signed !== proven.balance_root) {
+        throw new VerificationError('balance_root_mismatch', `the proof's balance root ${proven.balance_root} is not the one signed in checkpoint ${checkpoint.size} (${signed})`, where);
+      }
+      return { ...balance, verified: { block_number: proven.block_number, balance_root: proven.balance_root, against: 'checkpoint', units: proven.units, anchor } };
+    }
     const stored = json(await this.get(`/api/blocks/${proven.block_number}/balance-root`, options)) as { balance_root?: unknown };
     if (stored.balance_root !== proven.balance_root) {
-      throw new VerificationError('balance_root_mismatch', `the proof's balance root ${proven.balance_root} is not the one stored for the block (${String(stored.balance_root)})`, { block_number: proven.block_number });
+      throw new VerificationError('balance_root_mismatch', `the proof's balance root ${proven.balance_root} is not the one stored for the block (${String(stored.balance_root)})`, where);
     }
-    return { ...balance, verified: { block_number: proven.block_number, balance_root: proven.balance_root, against: 'server_root', units: proven.units } };
+    return { ...balance, verified: { block_number: proven.block_number, balance_root: proven.balance_root, against: 'server_root', units: proven.units, anchor: null } };
+  }
+
+  /**
+   * The signed checkpoint whose newest block is `block_number` (size block_number + 1), verified: the
+   * trusted one when it is that one, else fetched, its signature checked and its block proven into
+   * the trusted history (advanced first when the block is newer than it).
+   */
+  private async balanceCheckpoint(light: LightClient, block_number: number): Promise<{ checkpoint: SignedCheckpoint; anchor: TrustAnchor }> {
+    const size = block_number + 1;
+    let trusted = await light.trusted();
+    if (trusted === null || trusted.size < size) trusted = await light.advance();
+    if (trusted.size === size) return { checkpoint: trusted, anchor: { checkpoint: trusted, key_id: await light.keyId() } };
+    const checkpoint = await this.getCheckpoint(size);
+    await light.verifySignature(checkpoint);
+    if (checkpoint.size !== size) throw new VerificationError('history_proof_invalid', `asked for the checkpoint of size ${size}, got size ${checkpoint.size}`, { block_number });
+    const anchor = await light.verifyBlockHash(block_number, checkpoint.block_hash);
+    return { checkpoint, anchor };
   }
 
   /**
@@ -229,8 +306,12 @@ export class TabulaClient {
   }
 
   /** Recomputes a transaction's hash from its record (exact amount, metadata, nonce, timestamp). */
-  async verifyTransaction(transaction: Transaction): Promise<void> {
+  async verifyTransaction(transaction: Transaction): Promise<{ anchor: TrustAnchor | null }> {
     await verifyTransaction(transaction);
+    // A light client also proves a sealed transaction into its block and the block into the trusted history.
+    if (this.light === null || transaction.block_number === null) return { anchor: null };
+    const { anchor } = await this.verifyInclusion(await this.getProof(transaction.tx_hash));
+    return { anchor };
   }
 
   /**
@@ -239,10 +320,12 @@ export class TabulaClient {
    * fetched unless given; pass one from `verifyChain` to anchor the proof to a chain you verified
    * (a server that forges a whole block can only be caught against such an anchor).
    */
-  async verifyInclusion(proof: InclusionProof, options: { header?: BlockHeader; signal?: AbortSignal } = {}): Promise<{ header: BlockHeader }> {
+  async verifyInclusion(proof: InclusionProof, options: { header?: BlockHeader; signal?: AbortSignal } = {}): Promise<{ header: BlockHeader; anchor: TrustAnchor | null }> {
     const header = options.header ?? headerOf(await this.getBlock(proof.block_number, { ...(options.signal ? { signal: options.signal } : {}) }));
     await verifyInclusionAgainst(proof, header);
-    return { header };
+    // A light client then proves the header's hash into the history of its trusted signed checkpoint.
+    const anchor = this.light === null ? null : await this.light.verifyBlockHash(header.number, header.hash);
+    return { header, anchor };
   }
 
   /**
@@ -399,6 +482,16 @@ function exact(answer: Answer, amount_fields: readonly string[]): Record<string,
   } catch (error) {
     throw new ResponseFormatError(`the service answered ${answer.status} with a body that is not a JSON object`, { cause: error });
   }
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be an integer ≥ 1`);
+  return value;
+}
+
+function blockNumber(value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError('a block number is an integer ≥ 0');
+  return value;
 }
 
 function checkedHash(hash: string): string {

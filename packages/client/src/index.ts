@@ -3,14 +3,16 @@ export { BATCH_TRANSACTIONS_MAX, TabulaClient, randomKey, type ChainOptions, typ
 export {
   ApiError, BadRequestError, CursorExpiredError, ForbiddenError, IdempotencyConflictError, NetworkError, NotFoundError, PayloadTooLargeError,
   RateLimitedError, RequestTimeoutError, ResponseFormatError, ServerError, TabulaError, UnauthorizedError,
-  UnsupportedMediaTypeError, VerificationError, WaitTimeoutError, WebhookVerificationError, type Problem, type VerificationCode, type WebhookFailure,
+  UnsupportedMediaTypeError, VerificationError, ForkDetectedError, type SignedCheckpoint, WaitTimeoutError, WebhookVerificationError, type Problem, type VerificationCode, type WebhookFailure,
 } from './errors.js';
 export { parseEventText } from './event-stream.js';
 export { parseWithExactNumbers, plainDecimal, topLevelArrayItemTexts, topLevelNumberTexts } from './exact-json.js';
 export type { RetryOptions, TokenProvider } from './transport.js';
 export type * from './types.js';
 export { amountUnits, sha256, tokenDecimals, verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';
-export { verifyBalanceProof, type BalanceProof, type BalanceProofEntry, type ProvenBalances } from './balance-verification.js';
+export { noteBalanceRoot, verifyBalanceProof, type BalanceProof, type BalanceProofEntry, type ProvenBalances } from './balance-verification.js';
 export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './webhook.js';
 export { canonicalJson } from '../../../src/domain/canonical-json.js';
 export { blockCanonicalText, transactionCanonicalText } from '../../../src/domain/encoding.js';
+export { LightClient, type CheckpointStorage, type TrustAnchor, type TrustOptions } from './light-client.js';
+export { verifyEd25519, verifyEd25519Fallback } from './signature.js';

@@ -1,6 +1,6 @@
 /** The records of the Tabula API (docs/api.md), as the SDK returns them. Timestamps are Unix seconds. */
 import type { JsonValue } from '../../../src/domain/canonical-json.js';
-import type { Problem } from './errors.js';
+import type { Problem, SignedCheckpoint } from './errors.js';
 
 export type { JsonValue };
 
@@ -109,7 +109,16 @@ export type InclusionProof = {
   leaf_index: number;
   tree_size: number;
   audit_path: string[];
+  /** The block's inclusion in the history tree of `size` blocks (servers with the history tree). */
+  history?: { size: number; history_root: string; leaf_index: number; audit_path: string[] };
 };
+
+/** `GET /api/blocks/{number}/proof`: a block's inclusion in the history tree of `size` blocks. */
+export type BlockHistoryProof = { block_number: number; block_hash: string; size: number; leaf_index: number; audit_path: string[] };
+/** `GET /api/chain/consistency`: RFC 9162 consistency proof that history `to` extends history `from`. */
+export type ConsistencyProof = { from: number; to: number; proof: string[] };
+/** `GET /.well-known/tabula-checkpoint-key`. */
+export type CheckpointKey = { algorithm: 'Ed25519'; public_key: string; key_id: string };
 
 export type Balance = {
   user_id: string;
@@ -128,7 +137,14 @@ export type Balance = {
  * server inconsistent with itself) or `checkpoint` (a signed checkpoint's `balances` line).
  */
 export type VerifiedBalance = Balance & {
-  verified: { block_number: number; balance_root: string; against: 'server_root' | 'checkpoint'; units: Record<string, bigint> };
+  verified: {
+    block_number: number;
+    balance_root: string;
+    against: 'server_root' | 'checkpoint';
+    units: Record<string, bigint>;
+    /** The signed checkpoint the root was checked against, with its key id (null: `server_root`). */
+    anchor: { checkpoint: SignedCheckpoint; key_id: string } | null;
+  };
 };
 
 export type BlockHeader = {

@@ -27,9 +27,13 @@ import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
 import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
+import { FAILURE_BUDGET_SQL, judgeAppends } from './postgres-failure-budget.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
 import { inTransaction, watchCheckedOut } from './transaction.js';
+import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
+import { bytesToHex, hexToBytes } from '../../domain/hex.js';
+import { historyNodesToWrite, historySiblingKeys, type HistoryLeaf } from '../../service/history-writer.js';
 
 export type TransactionRow = {
   seq?: string;
@@ -103,6 +107,11 @@ const SEQ_END = Number.MAX_SAFE_INTEGER;
 
 /** Every statement of the store, exported so that tests can check their query plans. */
 export const SQL = {
+  historyNodes: `SELECT h.level, h.idx, encode(h.hash, 'hex') AS hash FROM history_nodes h
+       JOIN unnest($1::int[], $2::bigint[]) AS k(level, idx) ON h.level = k.level AND h.idx = k.idx`,
+  historySize: 'SELECT COALESCE(MAX(idx) + 1, 0) AS size FROM history_nodes WHERE level = 0',
+  insertHistoryNodes: `INSERT INTO history_nodes (level, idx, hash)
+       SELECT level, idx, decode(hash, 'hex') FROM unnest($1::int[], $2::bigint[], $3::text[]) AS n(level, idx, hash)`,
   claimIdempotency: `INSERT INTO idempotency_keys (caller, key, request_hash, tx_hash, timestamp, created_at)
        SELECT caller, key, request_hash, tx_hash, timestamp, timestamp
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS c(caller, key, request_hash, tx_hash, timestamp, arrival)
@@ -286,6 +295,23 @@ export class PostgresStore implements LedgerStore {
     await this.write('seal a block', (client) => writeBlock(client, commit, this.event_channel));
   }
 
+  async historyNodes(keys: readonly NodeKey[]): Promise<HistoryNode[]> {
+    return readHistoryNodes(this.pool, keys);
+  }
+
+  async historySize(): Promise<number> {
+    return Number((await run<{ size: string }>(this.pool, 'historySize', [])).rows[0]?.size ?? 0);
+  }
+
+  async appendHistory(leaves: ReadonlyArray<HistoryLeaf>): Promise<void> {
+    await this.write('fill in the history tree', async (client) => {
+      // Instances starting together fill in the same nodes: the first one wins, the others skip.
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [LOCK_CLASS.history]);
+      const size = Number((await run<{ size: string }>(client, 'historySize', [])).rows[0]?.size ?? 0);
+      for (const leaf of leaves) if (leaf.number >= size) await writeHistory(client, leaf);
+    });
+  }
+
   async readEvents(after: number, limit: number): Promise<StoredEvent[]> {
     // One snapshot for the four reads: writers commit in sequence order, so it holds a prefix of the log.
     const client = await this.pool.connect().catch((error: unknown) => {
@@ -465,6 +491,7 @@ export class PostgresStore implements LedgerStore {
  */
 const SEALER_STATEMENTS: ReadonlySet<StatementName> = new Set<StatementName>([
   'pendingTransactions', 'balancesOf', 'knownUsers', 'insertBlock', 'sealTransactions', 'putBalances', 'insertAccounts', 'touchAccounts', 'insertBlockEvents',
+  'historyNodes', 'insertHistoryNodes',
   'insertBalanceRoot', 'allBalances', 'balancesTouchedSince',
 ]);
 
@@ -476,6 +503,18 @@ async function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(db: Querya
   } catch (error) {
     throw translateFault(name, null, isPostgresStorageFault, error);
   }
+}
+
+/** The failure budget's statements (postgres-failure-budget.ts), run on `client` like the store's own. */
+function runIn(client: pg.PoolClient) {
+  return async <Row extends pg.QueryResultRow = pg.QueryResultRow>(name: keyof typeof FAILURE_BUDGET_SQL, values: unknown[]): Promise<pg.QueryResult<Row>> => {
+    try {
+      const query_timeout = name === 'settleBlock' ? STATEMENT_TIMEOUT_MS : undefined;
+      return await client.query<Row>({ name: `tabula_budget_${name}`, text: FAILURE_BUDGET_SQL[name], values, ...(query_timeout === undefined ? {} : { query_timeout }) });
+    } catch (error) {
+      throw translateFault(name, null, isPostgresStorageFault, error);
+    }
+  };
 }
 
 /**
@@ -501,7 +540,14 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
   }
   const results: AppendResult[] = [];
   const stored: PendingAppend['transaction'][] = [];
+  const refusals = await judgeAppends(runIn(client), batch.filter((item) => item.idempotency === null || won.has(item.transaction.tx_hash)));
+  const refused_hashes = new Map([...refusals].map(([item, retry_after_s]) => [item.transaction.tx_hash, retry_after_s]));
   for (const item of batch) {
+    const retry_after_s = refusals.get(item);
+    if (retry_after_s !== undefined) {
+      results.push({ kind: 'refused', retry_after_s });
+      continue;
+    }
     if (item.idempotency === null || won.has(item.transaction.tx_hash)) {
       stored.push(item.transaction);
       results.push({ kind: 'stored' });
@@ -509,7 +555,9 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
     }
     const record = holders.get(idempotencyId(item.idempotency.caller, item.idempotency.key));
     if (record === undefined) throw new Error(`idempotency key of ${item.transaction.tx_hash} was neither claimed nor found`);
-    results.push({ kind: 'replay', record });
+    // The key's holder in this very batch was refused (and its claim released): so is its repeat.
+    const holder_retry_after_s = refused_hashes.get(record.tx_hash);
+    results.push(holder_retry_after_s === undefined ? { kind: 'replay', record } : { kind: 'refused', retry_after_s: holder_retry_after_s });
   }
   if (stored.length > 0) {
     const before = await advanceEventCounter(client, stored.length, event_channel);
@@ -557,10 +605,28 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_chan
   }
   if (commit.new_users.length > 0) await run(client, 'insertAccounts', [commit.new_users]);
   if (commit.active_users.length > 0) await run(client, 'touchAccounts', [header.timestamp, commit.active_users]);
+  await runIn(client)('settleBlock', [header.number]);
   await writeBalanceRoot(client, commit);
   // The block's events: its outcomes in position order, then its block.sealed.
   const before = await advanceEventCounter(client, header.transactions_count + 1, event_channel);
   await run(client, 'insertBlockEvents', [header.number, before + 1]);
+  await writeHistory(client, header);
+}
+
+/** Appends one block to the history tree, inside the caller's transaction: one read, one write. */
+async function writeHistory(client: pg.PoolClient, leaf: HistoryLeaf): Promise<void> {
+  const nodes = historyNodesToWrite(leaf, await readHistoryNodes(client, historySiblingKeys(leaf.number)));
+  await run(client, 'insertHistoryNodes', [
+    nodes.map((node) => node.level), nodes.map((node) => node.index), nodes.map((node) => bytesToHex(node.hash)),
+  ]);
+}
+
+async function readHistoryNodes(db: Queryable, keys: readonly NodeKey[]): Promise<HistoryNode[]> {
+  if (keys.length === 0) return [];
+  const rows = (await run<{ level: number; idx: string; hash: string }>(db, 'historyNodes', [
+    keys.map((key) => key.level), keys.map((key) => key.index),
+  ])).rows;
+  return rows.map((row) => ({ level: row.level, index: Number(row.idx), hash: hexToBytes(row.hash) }));
 }
 
 /** The balance commitment's step of a block: its root, when the sealer keeps one. */

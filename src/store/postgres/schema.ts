@@ -13,7 +13,7 @@
  */
 
 /** Advisory lock classes (the first key of the two-key form); the second key is hashtext(schema). */
-export const LOCK_CLASS = { migrations: 0x7461_6201, chain: 0x7461_6202, sealer: 0x7461_6203, publisher: 0x7461_6204 } as const;
+export const LOCK_CLASS = { migrations: 0x7461_6201, chain: 0x7461_6202, sealer: 0x7461_6203, publisher: 0x7461_6204, history: 0x7461_6205 } as const;
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {
@@ -245,6 +245,50 @@ CREATE TABLE webhook_attempts (
   origin TEXT NOT NULL CHECK (origin IN ('scheduled', 'manual'))
 );
 CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint_id, id);
+`,
+  },
+  {
+    // The failure budget (src/failure-budget): running totals of each account's debits, appended (by
+    // submitters) and sealed (by the sealer; two tables, so the two never wait on each other's row
+    // locks), read in O(1) to tell whether a new debit is covered; and what each subject has been
+    // charged in the current hour. NUMERIC: totals may pass 2^63. Submitted totals start from the
+    // debits pending now, so that submitted − settled is always what is pending.
+    version: 5,
+    sql: `
+CREATE TABLE outgoing_submitted (
+  user_id TEXT NOT NULL,
+  token TEXT NOT NULL,
+  units NUMERIC NOT NULL CHECK (units >= 0),
+  PRIMARY KEY (user_id, token)
+);
+CREATE TABLE outgoing_settled (
+  user_id TEXT NOT NULL,
+  token TEXT NOT NULL,
+  units NUMERIC NOT NULL CHECK (units >= 0),
+  PRIMARY KEY (user_id, token)
+);
+CREATE TABLE failure_budgets (
+  subject TEXT NOT NULL,
+  window_start_s BIGINT NOT NULL,
+  charged INTEGER NOT NULL CHECK (charged >= 0),
+  PRIMARY KEY (subject, window_start_s)
+);
+INSERT INTO outgoing_submitted (user_id, token, units)
+  SELECT from_id, token, SUM(amount) FROM transactions
+  WHERE status = 'pending' AND type IN ('transfer', 'burn') GROUP BY from_id, token;
+`,
+  },
+  {
+    // The history tree (src/domain/history-tree.ts): every perfect subtree of the RFC 6962 tree over the
+    // block hashes, written with its block; ledgers older than this version are filled in at start.
+    version: 6,
+    sql: `
+CREATE TABLE history_nodes (
+  level INTEGER NOT NULL CHECK (level >= 0 AND level <= 52),
+  idx BIGINT NOT NULL CHECK (idx >= 0),
+  hash BYTEA NOT NULL,
+  PRIMARY KEY (level, idx)
+);
 `,
   },
   {

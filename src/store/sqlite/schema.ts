@@ -217,6 +217,49 @@ CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts(endpoint_id, id);
 `,
   },
   {
+    // The failure budget (src/failure-budget): running totals of each account's debits, appended and
+    // sealed, so that whether a new debit is covered is read in O(1); and what each subject has been
+    // charged in the current hour. Totals are decimal text (they may pass 2^63); the submitted totals
+    // start from the debits pending now, so that submitted − settled is always what is pending.
+    version: 6,
+    sql: `
+CREATE TABLE outgoing_submitted (
+  user_id TEXT NOT NULL,
+  token TEXT NOT NULL,
+  units TEXT NOT NULL,
+  PRIMARY KEY (user_id, token)
+) WITHOUT ROWID;
+CREATE TABLE outgoing_settled (
+  user_id TEXT NOT NULL,
+  token TEXT NOT NULL,
+  units TEXT NOT NULL,
+  PRIMARY KEY (user_id, token)
+) WITHOUT ROWID;
+CREATE TABLE failure_budgets (
+  subject TEXT NOT NULL,
+  window_start_s INTEGER NOT NULL,
+  charged INTEGER NOT NULL CHECK (charged >= 0),
+  PRIMARY KEY (subject, window_start_s)
+) WITHOUT ROWID;
+INSERT INTO outgoing_submitted (user_id, token, units)
+  SELECT from_id, token, CAST(SUM(amount) AS TEXT) FROM transactions
+  WHERE status = 'pending' AND type IN ('transfer', 'burn') GROUP BY from_id, token;
+`,
+  },
+  {
+    // The history tree (src/domain/history-tree.ts): every perfect subtree of the RFC 6962 tree over the
+    // block hashes, written with its block; ledgers older than this version are filled in at start.
+    version: 7,
+    sql: `
+CREATE TABLE history_nodes (
+  level INTEGER NOT NULL CHECK (level >= 0 AND level <= 52),
+  idx BIGINT NOT NULL CHECK (idx >= 0),
+  hash BLOB NOT NULL,
+  PRIMARY KEY (level, idx)
+) WITHOUT ROWID;
+`,
+  },
+  {
     // Balance commitments (src/balance-commitments/): the root of the balance tree after each block.
     // Blocks sealed before this version have none; at start the service stores the root of the newest block.
     version: 10,

@@ -32,8 +32,11 @@ import { collectEvents, type EventRows } from '../event-rows.js';
 import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
 import { MIGRATIONS } from './schema.js';
+import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-budget.js';
 import { SqliteWebhookStore } from './sqlite-webhook-store.js';
 import { assert } from '../../domain/errors.js';
+import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
+import { historyNodesToWrite, historySiblingKeys, type HistoryLeaf } from '../../service/history-writer.js';
 
 export type TransactionRow = {
   seq?: bigint;
@@ -96,11 +99,13 @@ export class SqliteStore implements LedgerStore {
   /** The WAL file, opened once for fsync; null for an in-memory database. */
   private wal: Promise<fs.promises.FileHandle> | null;
   private readonly health: StorageHealthReporter | null;
+  private readonly failure_budget: SqliteFailureBudget;
 
   private constructor(db: Database.Database, wal_path: string | null, health: StorageHealthReporter | null) {
     this.db = db;
     this.health = health;
     this.statements = prepareStatements(db);
+    this.failure_budget = new SqliteFailureBudget(db);
     this.wal = wal_path === null ? null : fs.promises.open(wal_path, 'r');
     // Observed here so a failure is not an unhandled rejection; the first append still sees it and fails.
     this.wal?.catch(() => undefined);
@@ -129,7 +134,9 @@ export class SqliteStore implements LedgerStore {
     try {
       results = this.db.transaction(() => {
         const sequence = { next: this.lastEventSequence() + 1 };
-        const appended = batch.map((item) => this.appendOne(item, sequence));
+        const budget = this.failure_budget.begin();
+        const appended = batch.map((item) => this.appendOne(item, sequence, budget));
+        budget.finish();
         this.statements.setEventCounter.run(sequence.next - 1);
         return appended;
       })();
@@ -145,7 +152,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   /** Stores one item; a stored transaction takes `sequence.next` as the sequence of its accepted event. */
-  private appendOne(item: PendingAppend, sequence: { next: number }): AppendResult {
+  private appendOne(item: PendingAppend, sequence: { next: number }, budget: SqliteBudgetPass): AppendResult {
     const tx = item.transaction;
     if (item.idempotency !== null) {
       const claim = this.statements.claimIdempotency.run(
@@ -156,6 +163,8 @@ export class SqliteStore implements LedgerStore {
         return { kind: 'replay', record: row };
       }
     }
+    const refused = budget.admit(item);
+    if (refused !== null) return refused;
     this.statements.insertTransaction.run(
       tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, JSON.stringify(tx.metadata), tx.nonce, tx.timestamp, sequence.next,
     );
@@ -264,11 +273,44 @@ export class SqliteStore implements LedgerStore {
     for (const balance of commit.balances) s.putBalance.run(balance.user_id, balance.token, balance.units);
     for (const user_id of commit.new_users) s.insertAccount.run(user_id);
     for (const user_id of commit.active_users) s.touchAccount.run(header.timestamp, user_id);
+    this.failure_budget.settleBlock(header.number);
     this.writeBalanceRoot(commit);
     // The block's events: its outcomes in position order, then its block.sealed.
     const first_sequence = this.lastEventSequence() + 1;
     s.insertBlockEvents.run(header.number, first_sequence);
     s.setEventCounter.run(first_sequence + header.transactions_count);
+    this.writeHistory(header);
+  }
+
+  /** Appends one block to the history tree, inside the caller's transaction. */
+  private writeHistory(leaf: HistoryLeaf): void {
+    const nodes = historyNodesToWrite(leaf, this.readHistoryNodes(historySiblingKeys(leaf.number)));
+    for (const node of nodes) this.statements.insertHistoryNode.run(node.level, node.index, node.hash);
+  }
+
+  private readHistoryNodes(keys: readonly NodeKey[]): HistoryNode[] {
+    const found: HistoryNode[] = [];
+    for (const key of keys) {
+      const hash = this.statements.historyNode.pluck().get(key.level, key.index) as Uint8Array | undefined;
+      if (hash !== undefined) found.push({ ...key, hash: new Uint8Array(hash) });
+    }
+    return found;
+  }
+
+  async historyNodes(keys: readonly NodeKey[]): Promise<HistoryNode[]> {
+    return this.db.transaction(() => this.readHistoryNodes(keys))();
+  }
+
+  async historySize(): Promise<number> {
+    return Number(this.statements.historySize.pluck().get() as number);
+  }
+
+  async appendHistory(leaves: ReadonlyArray<HistoryLeaf>): Promise<void> {
+    await guardWrite('fill in the history tree', this.health, isSqliteStorageFault, async () => {
+      this.db.transaction(() => {
+        for (const leaf of leaves) this.writeHistory(leaf);
+      })();
+    });
   }
 
   /** The balance commitment's step of a block: its root, when the sealer keeps one. */
@@ -430,6 +472,9 @@ export const SQL = {
   latestBlockNumber: 'SELECT MAX(number) AS number FROM blocks',
   blockAtOrBefore: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE timestamp <= ? ORDER BY timestamp DESC, number DESC LIMIT 1`,
   getBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE number = ?`,
+  historyNode: 'SELECT hash FROM history_nodes WHERE level = ? AND idx = ?',
+  historySize: 'SELECT COALESCE(MAX(idx) + 1, 0) FROM history_nodes WHERE level = 0',
+  insertHistoryNode: 'INSERT INTO history_nodes (level, idx, hash) VALUES (?, ?, ?)',
   listBlocks: `SELECT ${BLOCK_HEADER_COLUMNS} FROM blocks WHERE number <= ? ORDER BY number DESC LIMIT ?`,
   blockTransactionHashes: 'SELECT tx_hash FROM transactions WHERE block_number = ? ORDER BY position',
   activeUsers: 'SELECT COUNT(*) AS count FROM accounts WHERE last_transfer_at > ?',
@@ -483,6 +528,9 @@ function prepareStatements(db: Database.Database) {
     latestBlockNumber: db.prepare(SQL.latestBlockNumber),
     blockAtOrBefore: db.prepare(SQL.blockAtOrBefore),
     getBlock: db.prepare(SQL.getBlock),
+    historyNode: db.prepare(SQL.historyNode),
+    historySize: db.prepare(SQL.historySize),
+    insertHistoryNode: db.prepare(SQL.insertHistoryNode),
     listBlocks: db.prepare(SQL.listBlocks),
     blockTransactionHashes: db.prepare(SQL.blockTransactionHashes),
     activeUsers: db.prepare(SQL.activeUsers),
