@@ -5,6 +5,8 @@
  */
 import { TabulaClient, VerificationError, verifyBalanceProof, type BalanceProof } from '@tabula/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BalanceTree, balanceEntryJson, balanceKey, balanceRootHex } from '../../src/domain/balance-commitment.js';
+import { sha256 } from '../../src/domain/hashing.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { forward, pass, startDouble, type Double } from '../support/test-double.js';
@@ -90,6 +92,30 @@ describe('verified balances against a lying server', () => {
     tamper = (path, body) => (path.endsWith('/balance-root') ? body.replace(/"balance_root":"0x[0-9a-f]/, '"balance_root":"0xf') : body);
     const error = await verificationError(lying.getBalanceVerified('alice'));
     expect(error.code).toBe('balance_root_mismatch');
+  });
+
+  describe('a light client (trusting the checkpoint key)', () => {
+    const lightClient = async (base_url: string) => new TabulaClient({ baseUrl: base_url, jwt: token, trust: { publicKey: (await honest.getCheckpointKey()).public_key } });
+
+    it('checks the root against the signed checkpoint\'s balances line', async () => {
+      const verified = await (await lightClient(liar.url)).getBalanceVerified('alice');
+      expect(verified.verified).toMatchObject({ against: 'checkpoint', units: { TAB: 1_250_000_000n, USDG: 0n } });
+      expect(verified.verified.anchor?.checkpoint.note).toContain(`balances ${verified.verified.block_number} `);
+    });
+
+    it('a forged state with a proof consistent by itself fails against the signed root: balance_root_mismatch', async () => {
+      const forged = BalanceTree.empty(sha256).update([{ key: balanceKey(sha256, 'alice', 'TAB'), units: 100_000_000_000n }]);
+      onBalance((answer) => {
+        const entries = ['TAB', 'USDG'].map((symbol) => {
+          const key = balanceKey(sha256, 'alice', symbol);
+          return balanceEntryJson(symbol, key, forged.prove(key));
+        });
+        return { ...answer, native: 1000, proof: { ...answer.proof, balance_root: balanceRootHex(forged), entries } };
+      });
+      const error = await verificationError((await lightClient(liar.url)).getBalanceVerified('alice'));
+      expect(error.code).toBe('balance_root_mismatch');
+      expect(error.message).toMatch(/is not the one signed in checkpoint/);
+    });
   });
 
   it('verifyBalanceProof is pure: it refuses a proof without entries', async () => {
