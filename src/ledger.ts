@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { hasJwtKeys, type Config, ConfigError } from './config.js';
+import { balanceCheckpointExtension } from './balance-commitments/balance-checkpoint-extension.js';
+import { BalanceCommitmentKeeper } from './balance-commitments/balance-commitment-keeper.js';
 import { createApiKeyCheck } from './auth/api-key-check.js';
 import { readOrCreateDevSecret, devSecretPath } from './auth/dev-secret.js';
 import { createDevTokenSigner } from './auth/dev-token-signer.js';
@@ -146,15 +148,17 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const events = new EventHub(store, tokens, clock, logger, hub_options, event_signal);
   const writer = new SubmissionWriter(store, DEFAULT_WRITER_LIMITS, () => events.changed());
   metrics.watchQueues({ writer_queue_length: () => writer.queue_length, pending_transactions: () => store.pendingCount() });
+  const balance_commitment = new BalanceCommitmentKeeper(store, logger);
   const service = new LedgerService(store, writer, tokens, clock, {
-    native_price_units: config.native_price_units, failure_budget_per_hour: config.failure_budget_per_hour, ...(health === null ? {} : { storage: health }),
+    native_price_units: config.native_price_units, failure_budget_per_hour: config.failure_budget_per_hour, balance_commitment, ...(health === null ? {} : { storage: health }),
   });
   if (health !== null) metrics.watchStorage(health);
   const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max };
   const observer = { blockSealed: (summary: SealedBlockSummary) => { metrics.blockSealed(summary); events.changed(); } };
-  const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer });
+  const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer, commitment: balance_commitment });
   await producer.ensureGenesis();
-  const history = await startHistory(config, store, logger, options.checkpoint_extensions ?? []);
+  await balance_commitment.start();
+  const history = await startHistory(config, store, logger, [balanceCheckpointExtension(store), ...(options.checkpoint_extensions ?? [])]);
   await events.start();
   const publisher = config.events.nats === null ? null : new NatsPublisher(events, publisherLease(config, logger, options.store !== undefined), config.events.nats, logger);
   publisher?.start();

@@ -12,6 +12,7 @@ import { InvariantViolation } from '../domain/errors.js';
 import { runHashSteps } from '../domain/hash-steps.js';
 import { sha256, transactionHash } from '../domain/hashing.js';
 import { BalanceBook, type Outcome } from '../domain/ledger.js';
+import { BalanceTree, balanceKey, balanceRootHex } from '../domain/balance-commitment.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { ChainTotals, StoredBlockHeader } from '../service/ledger-store.js';
 
@@ -24,6 +25,7 @@ export type DiscrepancyCode =
   | 'outcome_mismatch'
   | 'totals_mismatch'
   | 'balance_mismatch'
+  | 'balance_root_mismatch'
   | 'account_mismatch'
   | 'unsealed_transaction_invalid'
   | 'history_tree_mismatch';
@@ -40,6 +42,10 @@ export type ReplayedAccount = { last_transfer_at: number | null; last_block: num
 
 export class ChainReplay {
   readonly book = new BalanceBook();
+  /** The balance commitment of the replayed state (src/domain/balance-commitment.ts). */
+  private balance_tree = BalanceTree.empty(sha256);
+  /** Blocks whose stored balance root the replay recomputed and compared. */
+  balance_roots_checked = 0;
   /** Every account the confirmed transactions made known (see ReplayedAccount). */
   readonly accounts = new Map<string, ReplayedAccount>();
   private readonly tokens: ReadonlySet<string>;
@@ -59,12 +65,16 @@ export class ChainReplay {
     return this.totals.transactions;
   }
 
-  /** Audits the next block of the chain, given every transaction row that names it (in position order). */
-  block(header: StoredBlockHeader, transactions: readonly Transaction[]): Discrepancy | null {
+  /**
+   * Audits the next block of the chain, given every transaction row that names it (in position order)
+   * and the balance root stored for it (null: none, a block sealed before balance commitments).
+   */
+  block(header: StoredBlockHeader, transactions: readonly Transaction[], balance_root: string | null = null): Discrepancy | null {
     const found = this.checkRecords(header, transactions)
       ?? this.checkChainRules(header, transactions)
       ?? this.replay(header, transactions)
-      ?? this.checkTotals(header);
+      ?? this.checkTotals(header)
+      ?? this.checkBalanceRoot(header, transactions, balance_root);
     this.parent = header;
     return found;
   }
@@ -118,6 +128,17 @@ export class ChainReplay {
     volume[tx.token] = (volume[tx.token] ?? 0n) + tx.amount_units;
     from.last_transfer_at = header.timestamp;
     to.last_transfer_at = header.timestamp;
+  }
+
+  /** Brings the balance tree to the state after the block (every pair its transactions name) and compares its root with the stored one. */
+  private checkBalanceRoot(header: BlockHeader, transactions: readonly Transaction[], balance_root: string | null): Discrepancy | null {
+    const entries = transactions.flatMap((tx) => [tx.from, tx.to].map((user_id) => ({ key: balanceKey(sha256, user_id, tx.token), units: this.book.get(user_id, tx.token) })));
+    this.balance_tree = this.balance_tree.update(entries);
+    if (balance_root === null) return null;
+    this.balance_roots_checked += 1;
+    const replayed = balanceRootHex(this.balance_tree);
+    if (replayed === balance_root) return null;
+    return discrepancy('balance_root_mismatch', header.number, null, `the stored balance root is ${balance_root}, but the balances replayed up to this block give ${replayed}`);
   }
 
   /** The account of a confirmed transaction in block `block_number`; the first one counts towards total_users. */

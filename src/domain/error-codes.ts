@@ -8,7 +8,7 @@ export const ERROR_CODES = [
   'amount_not_exact', 'amount_too_precise', 'amount_out_of_range', 'unsupported_token',
   'unsupported_transaction_type', 'invalid_user_id', 'same_account', 'invalid_metadata',
   'metadata_too_large', 'invalid_idempotency_key', 'invalid_transaction_hash', 'invalid_block_number',
-  'invalid_url', 'malformed_request', 'invalid_pagination', 'invalid_event_cursor', 'invalid_event_filter',
+  'invalid_url', 'malformed_request', 'invalid_pagination', 'invalid_proof_flag', 'invalid_event_cursor', 'invalid_event_filter',
   'webhook_url_refused', 'missing_token', 'invalid_token', 'invalid_api_key', 'admin_required',
   'not_account_owner', 'transaction_not_found', 'transaction_not_sealed', 'block_not_found',
   'webhook_not_found', 'event_not_found', 'route_not_found', 'request_timeout', 'too_many_webhooks',

@@ -182,6 +182,41 @@ export const BalanceSchema = Type.Object({
   total_usd: Type.Number({ description: 'native × native_price + usdg, rounded to 6 decimals' }),
 }, { examples: [{ user_id: 'alice', native: 87.5, usdg: 1000.25, total_usd: 1087.75 }] });
 
+export const BalanceQuerySchema = Type.Object({
+  proof: Type.Optional(Type.String({ description: '`true`: add `proof`, the balances proven against the newest block\'s balance root (default `false`)', examples: ['true'] })),
+});
+
+const BalanceProofEntrySchema = Type.Object({
+  token: Type.String(),
+  key: Hash,
+  units: Type.String({ description: 'the proven balance in base units, as decimal text ("0": absent)' }),
+  leaf: Type.Union([Type.Object({ key: Hash, units: Type.String() }), Type.Null()], { description: "the leaf the key's path ends at: the key's own, another key's (absent), or null (an empty subtree: absent)" }),
+  siblings: Type.Array(Hash, { description: "sibling hashes from the root's children down to the leaf (at most 256)" }),
+});
+
+export const BalanceProofSchema = Type.Object({
+  block_number: Type.Integer({ description: 'the sealed block whose balance state is proven (pending transactions never change it)' }),
+  balance_root: Hash,
+  entries: Type.Array(BalanceProofEntrySchema, { description: "one per token of the ledger; docs/api.md says how to check them" }),
+});
+
+const EXAMPLE_SIBLING = `0x${'5c'.repeat(32)}`;
+export const ProvenBalanceSchema = Type.Object({
+  ...BalanceSchema.properties,
+  proof: Type.Optional(BalanceProofSchema),
+}, {
+  examples: [{
+    user_id: 'alice', native: 87.5, usdg: 0, total_usd: 218.75,
+    proof: {
+      block_number: 7, balance_root: `0x${'3f'.repeat(32)}`,
+      entries: [
+        { token: 'TAB', key: `0x${'a1'.repeat(32)}`, units: '8750000000', leaf: { key: `0x${'a1'.repeat(32)}`, units: '8750000000' }, siblings: [EXAMPLE_SIBLING] },
+        { token: 'USDG', key: `0x${'b2'.repeat(32)}`, units: '0', leaf: null, siblings: [EXAMPLE_SIBLING, EXAMPLE_SIBLING] },
+      ],
+    },
+  }],
+});
+
 const blockHeaderFields = {
   number: Type.Integer(),
   hash: Hash,

@@ -22,6 +22,7 @@ import type { RateLimiter } from './rate-limit.js';
 import { guard } from './request-guard.js';
 import { accountRoutes } from './routes/accounts.js';
 import { blockRoutes } from './routes/blocks.js';
+import { balanceRootRoutes } from './routes/balance-roots.js';
 import { devTokenRoutes } from './routes/dev-token.js';
 import { eventRoutes, type EventStreamLimits } from './routes/events.js';
 import { explorerRoutes } from './routes/explorer.js';
@@ -110,6 +111,7 @@ export async function buildServer(deps: ServerDependencies) {
     await api.register(transactionRoutes, { service: deps.service, tokens: deps.tokens, metrics: deps.metrics, rate_limiter: deps.rate_limiter, clock: deps.clock, history: deps.history?.history });
     await api.register(accountRoutes, { service: deps.service, tokens: deps.tokens });
     await api.register(blockRoutes, { service: deps.service });
+    await api.register(balanceRootRoutes, { service: deps.service });
     await api.register(statsRoutes, { service: deps.service });
     if (deps.history !== undefined) await api.register(historyRoutes, deps.history);
     if (deps.events !== undefined) await api.register(eventRoutes, deps.events);

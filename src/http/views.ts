@@ -3,7 +3,7 @@ import { formatUnits } from '../domain/amount.js';
 import { PRICE_DECIMALS, formatUsdMicros, type TokenRegistry } from '../domain/tokens.js';
 import type { BlockHeader } from '../domain/block.js';
 import type { Transaction } from '../domain/transaction.js';
-import type { AccountHistoryPage, Balances, Stats } from '../service/ledger-service.js';
+import type { AccountHistoryPage, Balances, ProvenBalances, Stats } from '../service/ledger-service.js';
 import type { FastifyReply } from 'fastify';
 import { ExactNumber, stringifyExact } from './exact-json.js';
 import { historyCursor } from './parameters.js';
@@ -55,6 +55,11 @@ export function balanceView(balances: Balances, tokens: TokenRegistry) {
     usdg: new ExactNumber(formatUnits(balances.usdg_units, tokens.usdg.decimals)),
     total_usd: new ExactNumber(formatUsdMicros(balances.total_usd_micros)),
   };
+}
+
+/** The balances as of the proven block, with their proof (hashes and base units as text: exact as they are). */
+export function provenBalanceView(proven: ProvenBalances, tokens: TokenRegistry) {
+  return { ...balanceView(proven.balances, tokens), proof: proven.proof };
 }
 
 export function statsView(stats: Stats) {

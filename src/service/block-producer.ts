@@ -11,6 +11,7 @@ import { buildBlock, genesisBlock } from '../domain/block.js';
 import { assert, InvariantViolation, StorageUnavailableError } from '../domain/errors.js';
 import { BalanceBook, balanceKey, supplyDelta } from '../domain/ledger.js';
 import type { Transaction } from '../domain/transaction.js';
+import type { BalanceCommitment } from './balance-commitment.js';
 import { unixSeconds, type Clock } from './clock.js';
 import type { BlockCommit, ChainTotals, LedgerStore, StoredBlockHeader, TransactionOutcome } from './ledger-store.js';
 import { SoleSealerLease, type SealerLease } from './sealer-lease.js';
@@ -48,6 +49,7 @@ export class BlockProducer {
   private readonly lease: SealerLease;
   private leading = false;
   private readonly observer: BlockSealObserver;
+  private readonly commitment: BalanceCommitment | null;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private running = false;
@@ -61,7 +63,7 @@ export class BlockProducer {
     clock: Clock,
     logger: Logger,
     options: BlockProducerOptions,
-    collaborators: { lease?: SealerLease; observer?: BlockSealObserver } = {},
+    collaborators: { lease?: SealerLease; observer?: BlockSealObserver; commitment?: BalanceCommitment } = {},
   ) {
     this.store = store;
     this.clock = clock;
@@ -69,6 +71,7 @@ export class BlockProducer {
     this.options = options;
     this.lease = collaborators.lease ?? new SoleSealerLease();
     this.observer = collaborators.observer ?? NO_OBSERVER;
+    this.commitment = collaborators.commitment ?? null;
   }
 
   /**
@@ -184,6 +187,9 @@ export class BlockProducer {
     // in between. Safe: this producer is the only writer of blocks, balances and outcomes.
     await yieldToEventLoop();
     const commit = await this.decide(parent, pending);
+    // The balance commitment's step: the root after this block, kept by the commitment once written.
+    const prepared = this.commitment === null ? null : await this.commitment.prepare(parent.number, commit.balances);
+    commit.balance_root = prepared?.balance_root ?? null;
     await yieldToEventLoop();
     // The loop seals only while holding the lease: one lost while deciding (a partition noticed by the
     // lease's heartbeat) means another instance may seal now. Explicit drains are their caller's call.
@@ -192,6 +198,7 @@ export class BlockProducer {
       return null;
     }
     await this.store.commitBlock(commit);
+    prepared?.written();
     const duration_ms = performance.now() - started_ms;
     this.logger.debug({ block_number: commit.header.number, transactions: pending.length, duration_ms }, 'block sealed');
     this.observer.blockSealed({ block_number: commit.header.number, transactions: pending.length, duration_ms, outcomes: countOutcomes(pending, commit.outcomes) });

@@ -10,6 +10,8 @@ import { bytesToHex } from '../domain/hex.js';
 import { utf8Bytes } from '../domain/encoding.js';
 import { parseTransactionRequest, type Transaction, type TransactionBody, type TransactionRequest } from '../domain/transaction.js';
 import { usdMicros, type TokenRegistry } from '../domain/tokens.js';
+import type { BalanceProofJson } from '../domain/balance-commitment.js';
+import type { BalanceCommitment } from './balance-commitment.js';
 import { BlockHeaderCache } from './block-header-cache.js';
 import { unixSeconds, type Clock } from './clock.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
@@ -72,7 +74,12 @@ export type LedgerServiceOptions = {
   failure_budget_per_hour: number;
   /** Whether the store currently refuses writes (readiness fails while it does); absent: never. */
   storage?: { readonly failing: boolean };
+  /** Proves balances against the balance root of the newest block; absent: proofs are not offered. */
+  balance_commitment?: BalanceCommitment;
 };
+
+/** Balances as of a sealed block, with the proof of each against that block's balance root. */
+export type ProvenBalances = { balances: Balances; proof: BalanceProofJson };
 
 export class LedgerService {
   private readonly store: LedgerStore;
@@ -215,6 +222,22 @@ export class LedgerService {
   }
 
   /**
+   * `user_id`'s balances in the ledger's two tokens as of the newest sealed block, each with its proof
+   * (membership, or absence for a zero balance) against that block's balance root. The balances come
+   * from the proven state itself, so they and the proof always agree, whatever is sealed meanwhile.
+   */
+  async provenBalances(user_id: string): Promise<ProvenBalances> {
+    const commitment = this.options.balance_commitment;
+    assert(commitment !== undefined, 'the composition gives the service its balance commitment');
+    const proof = await commitment.prove(user_id, [this.tokens.native.symbol, this.tokens.usdg.symbol]);
+    const units = (symbol: string): bigint => BigInt(proof.entries.find((entry) => entry.token === symbol)?.units ?? '0');
+    const native_units = units(this.tokens.native.symbol);
+    const usdg_units = units(this.tokens.usdg.symbol);
+    const balances = { user_id, native_units, usdg_units, total_usd_micros: usdMicros(native_units, usdg_units, this.options.native_price_units) };
+    return { balances, proof };
+  }
+
+  /**
    * The transactions `user_id` sent or received (pending ones included), newest first in arrival
    * order, before the position `before_seq` (null: from the newest). An unknown account has none.
    */
@@ -243,6 +266,14 @@ export class LedgerService {
     const block = await this.store.getBlock(number);
     if (block === null) throw new NotFoundError('block_not_found', `no block has number ${number}`);
     return block;
+  }
+
+  /** The balance root stored for block `number` (null: sealed before balance commitments). */
+  async balanceRoot(number: number): Promise<string | null> {
+    const root = await this.store.balanceRoot(number);
+    if (root !== null) return root;
+    if ((await this.store.latestBlockNumber() ?? -1) < number) throw new NotFoundError('block_not_found', `no block has number ${number}`);
+    return null;
   }
 
   /**

@@ -59,7 +59,12 @@ export type BlockCommit = {
   new_users: string[];
   /** Senders and receivers of this block's confirmed transfers, active as of the block's timestamp. */
   active_users: string[];
+  /** The root of the balance commitment after this block (src/domain/balance-commitment.ts); absent: none kept. */
+  balance_root?: string | null;
 };
+
+/** The balances as of one block, read in one snapshot: every stored balance, or those the blocks after a given one touched. */
+export type BalanceSnapshot = { block_number: number; balances: BalanceChange[] };
 
 export type StoredBlockHeader = BlockHeader & { totals: ChainTotals };
 
@@ -128,6 +133,17 @@ export interface LedgerStore {
   appendHistory(leaves: ReadonlyArray<{ number: number; hash: string }>): Promise<void>;
 
   balances(user_id: string): Promise<Map<string, bigint>>;
+  /** Every stored balance and the newest block's number, in one snapshot (null before genesis). */
+  balanceState(): Promise<BalanceSnapshot | null>;
+  /**
+   * In one snapshot: the newest block's number and the stored balance of every (user, token) that a
+   * transaction sealed in a block after `after_block` names (a pair with no row is absent: zero).
+   */
+  balanceChangesSince(after_block: number): Promise<BalanceSnapshot>;
+  /** The balance root stored for a block (null: none, e.g. a block sealed before balance commitments). */
+  balanceRoot(block_number: number): Promise<string | null>;
+  /** Stores `root` for a block unless one is stored; returns the stored one. */
+  claimBalanceRoot(block_number: number, root: string): Promise<string>;
   getBlock(number: number): Promise<Block | null>;
   /** Blocks with number ≤ `from_number`, newest first. */
   listBlocks(from_number: number, limit: number): Promise<BlockHeader[]>;

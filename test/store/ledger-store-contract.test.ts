@@ -338,6 +338,51 @@ describe(`the store contract (${testStoreKind()})`, () => {
     });
   });
 
+  describe('balance roots and balance snapshots (the balance commitment)', () => {
+    const ROOT_A = `0x${'a1'.repeat(32)}`;
+    const ROOT_B = `0x${'b2'.repeat(32)}`;
+
+    it('stores the root a block commit carries, none for a commit without one, and lets the first claim win', async () => {
+      expect(await store.balanceState()).toBeNull();
+      await store.commitBlock({ ...genesisCommit(), balance_root: ROOT_A });
+      expect(await store.balanceRoot(0)).toBe(ROOT_A);
+      expect(await store.claimBalanceRoot(0, ROOT_B)).toBe(ROOT_A);
+      const genesis = (await store.latestBlock())!;
+      const tx = pending({ type: 'mint', from: 'treasury', to: 'alice' });
+      await store.appendPending([plain(tx)]);
+      await store.pendingTransactions(10);
+      await store.commitBlock(blockCommit(genesis, [tx], { balances: [{ user_id: 'alice', token: 'TAB', units: 5n }] }));
+      expect(await store.balanceRoot(1)).toBeNull();
+      expect(await (await another()).claimBalanceRoot(1, ROOT_B)).toBe(ROOT_B);
+      expect(await store.balanceRoot(1)).toBe(ROOT_B);
+      expect(await store.balanceRoot(2)).toBeNull();
+    });
+
+    it('reads every non-zero balance with the newest block, and the pairs that blocks after one named', async () => {
+      await store.commitBlock(genesisCommit());
+      let parent = (await store.latestBlock())!;
+      const mints = [pending({ type: 'mint', from: 'treasury', to: 'alice' }), pending({ type: 'mint', from: 'treasury', to: 'bob', token: 'USDG' })];
+      await store.appendPending(mints.map(plain));
+      await store.pendingTransactions(10);
+      await store.commitBlock(blockCommit(parent, mints, { balances: [{ user_id: 'alice', token: 'TAB', units: 5n }, { user_id: 'bob', token: 'USDG', units: 5n }], balance_root: ROOT_A }));
+      parent = (await store.latestBlock())!;
+      const burn = pending({ type: 'burn', from: 'alice', to: 'treasury' });
+      await store.appendPending([plain(burn)]);
+      await store.pendingTransactions(10);
+      await store.commitBlock(blockCommit(parent, [burn], { balances: [{ user_id: 'alice', token: 'TAB', units: 0n }], balance_root: ROOT_B }));
+      const state = await store.balanceState();
+      expect(state).toEqual({ block_number: 2, balances: [{ user_id: 'bob', token: 'USDG', units: 5n }] });
+      // Block 2 named (alice, TAB) and (treasury, TAB): alice's row holds 0, treasury has none (absent).
+      expect(await store.balanceChangesSince(1)).toEqual({ block_number: 2, balances: [{ user_id: 'alice', token: 'TAB', units: 0n }] });
+      const since_genesis = await store.balanceChangesSince(0);
+      expect(since_genesis.block_number).toBe(2);
+      expect(since_genesis.balances.sort((a, b) => a.user_id.localeCompare(b.user_id))).toEqual([
+        { user_id: 'alice', token: 'TAB', units: 0n }, { user_id: 'bob', token: 'USDG', units: 5n },
+      ]);
+      expect(await store.balanceChangesSince(2)).toEqual({ block_number: 2, balances: [] });
+    });
+  });
+
   describe('settings and health', () => {
     it('keeps the first claim of a setting, even when instances claim at once', async () => {
       const second = await another();

@@ -1,6 +1,6 @@
 /** The records of the Tabula API (docs/api.md), as the SDK returns them. Timestamps are Unix seconds. */
 import type { JsonValue } from '../../../src/domain/canonical-json.js';
-import type { Problem } from './errors.js';
+import type { Problem, SignedCheckpoint } from './errors.js';
 
 export type { JsonValue };
 
@@ -128,6 +128,23 @@ export type Balance = {
   usdg_text: string;
   total_usd: number;
   total_usd_text: string;
+};
+
+/**
+ * A balance whose proof verified (`getBalanceVerified`): the amounts after `verified.block_number`,
+ * each proven under `verified.balance_root`, and what that root was checked against: `server_root`
+ * (`GET /api/blocks/{n}/balance-root` of the same server: catches a response altered on the way or a
+ * server inconsistent with itself) or `checkpoint` (a signed checkpoint's `balances` line).
+ */
+export type VerifiedBalance = Balance & {
+  verified: {
+    block_number: number;
+    balance_root: string;
+    against: 'server_root' | 'checkpoint';
+    units: Record<string, bigint>;
+    /** The signed checkpoint the root was checked against, with its key id (null: `server_root`). */
+    anchor: { checkpoint: SignedCheckpoint; key_id: string } | null;
+  };
 };
 
 export type BlockHeader = {

@@ -13,6 +13,7 @@ import type { FailureCode, Metadata, Transaction, TransactionStatus, Transaction
 import type {
   AppendResult,
   BalanceChange,
+  BalanceSnapshot,
   BlockCommit,
   IdempotencyRecord,
   LedgerStore,
@@ -174,6 +175,15 @@ export const SQL = {
   sealedEventTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
        WHERE t.block_number >= $1 AND t.block_number <= $2 AND (t.block_number > $1 OR t.position > $3)
        ORDER BY t.block_number, t.position LIMIT $4`,
+  insertBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES ($1, $2)',
+  claimBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES ($1, $2) ON CONFLICT (number) DO NOTHING',
+  balanceRoot: 'SELECT root FROM balance_roots WHERE number = $1',
+  allBalances: 'SELECT user_id, token, units::text AS units FROM balances WHERE units > 0',
+  // The pairs the blocks after one named (an index range of transactions_by_block), with their stored balance.
+  balancesTouchedSince: `SELECT b.user_id, b.token, b.units::text AS units FROM (
+         SELECT from_id AS user_id, token FROM transactions WHERE block_number > $1
+         UNION SELECT to_id, token FROM transactions WHERE block_number > $1
+       ) AS touched JOIN balances b ON b.user_id = touched.user_id AND b.token = touched.token`,
   ping: 'SELECT 1',
 } as const;
 
@@ -345,6 +355,57 @@ export class PostgresStore implements LedgerStore {
     return new Map(rows.map((row) => [row.token, BigInt(row.units)]));
   }
 
+  async balanceState(): Promise<BalanceSnapshot | null> {
+    return this.readSnapshot('read the balance state', async (client) => {
+      const latest = (await run<{ number: string | null }>(client, 'latestBlockNumber', [])).rows[0];
+      if (latest?.number == null) return null;
+      const rows = (await run<{ user_id: string; token: string; units: string }>(client, 'allBalances', [])).rows;
+      return { block_number: Number(latest.number), balances: rows.map(toBalanceChange) };
+    });
+  }
+
+  async balanceChangesSince(after_block: number): Promise<BalanceSnapshot> {
+    return this.readSnapshot('read balance changes', async (client) => {
+      const latest = (await run<{ number: string | null }>(client, 'latestBlockNumber', [])).rows[0];
+      const rows = (await run<{ user_id: string; token: string; units: string }>(client, 'balancesTouchedSince', [after_block])).rows;
+      return { block_number: latest?.number == null ? -1 : Number(latest.number), balances: rows.map(toBalanceChange) };
+    });
+  }
+
+  async balanceRoot(block_number: number): Promise<string | null> {
+    return (await run<{ root: string }>(this.pool, 'balanceRoot', [block_number])).rows[0]?.root ?? null;
+  }
+
+  async claimBalanceRoot(block_number: number, root: string): Promise<string> {
+    await run(this.pool, 'claimBalanceRoot', [block_number, root]);
+    const stored = await this.balanceRoot(block_number);
+    if (stored === null) throw new Error(`the balance root of block ${block_number} was claimed but cannot be read back`);
+    return stored;
+  }
+
+  /** Runs `work` in one read-only REPEATABLE READ transaction: every read sees one snapshot. */
+  private async readSnapshot<T>(operation: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw translateFault(operation, null, isPostgresStorageFault, error);
+    });
+    let broken = false;
+    const unwatch = watchCheckedOut(client, () => {
+      broken = true;
+    });
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      broken = true;
+      throw translateFault(operation, null, isPostgresStorageFault, error);
+    } finally {
+      unwatch();
+      client.release(broken);
+    }
+  }
+
   async getBlock(number: number): Promise<Block | null> {
     const row = (await run<BlockRow>(this.pool, 'getBlock', [number])).rows[0];
     if (row === undefined) return null;
@@ -431,6 +492,7 @@ export class PostgresStore implements LedgerStore {
 const SEALER_STATEMENTS: ReadonlySet<StatementName> = new Set<StatementName>([
   'pendingTransactions', 'balancesOf', 'knownUsers', 'insertBlock', 'sealTransactions', 'putBalances', 'insertAccounts', 'touchAccounts', 'insertBlockEvents',
   'historyNodes', 'insertHistoryNodes',
+  'insertBalanceRoot', 'allBalances', 'balancesTouchedSince',
 ]);
 
 /** One named statement; a storage fault (the server gone, a full disk) becomes StorageUnavailableError. */
@@ -544,6 +606,7 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_chan
   if (commit.new_users.length > 0) await run(client, 'insertAccounts', [commit.new_users]);
   if (commit.active_users.length > 0) await run(client, 'touchAccounts', [header.timestamp, commit.active_users]);
   await runIn(client)('settleBlock', [header.number]);
+  await writeBalanceRoot(client, commit);
   // The block's events: its outcomes in position order, then its block.sealed.
   const before = await advanceEventCounter(client, header.transactions_count + 1, event_channel);
   await run(client, 'insertBlockEvents', [header.number, before + 1]);
@@ -564,6 +627,11 @@ async function readHistoryNodes(db: Queryable, keys: readonly NodeKey[]): Promis
     keys.map((key) => key.level), keys.map((key) => key.index),
   ])).rows;
   return rows.map((row) => ({ level: row.level, index: Number(row.idx), hash: hexToBytes(row.hash) }));
+}
+
+/** The balance commitment's step of a block: its root, when the sealer keeps one. */
+async function writeBalanceRoot(client: pg.PoolClient, commit: BlockCommit): Promise<void> {
+  if (commit.balance_root != null) await run(client, 'insertBalanceRoot', [commit.header.number, commit.balance_root]);
 }
 
 /**
@@ -602,6 +670,10 @@ export function toTransaction(row: TransactionRow): Transaction {
     position: row.position,
     error: row.error as FailureCode | null,
   };
+}
+
+function toBalanceChange(row: { user_id: string; token: string; units: string }): BalanceChange {
+  return { user_id: row.user_id, token: row.token, units: BigInt(row.units) };
 }
 
 function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {

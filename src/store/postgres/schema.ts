@@ -291,4 +291,20 @@ CREATE TABLE history_nodes (
 );
 `,
   },
+  {
+    // Balance commitments (src/balance-commitments/): the root of the balance tree after each block.
+    // Blocks sealed before this version have none; at start the service stores the root of the newest block.
+    version: 9,
+    sql: `
+CREATE TABLE balance_roots (
+  number BIGINT PRIMARY KEY REFERENCES blocks (number),
+  root TEXT NOT NULL CHECK (root ~ '^0x[0-9a-f]{64}$')
+);
+CREATE FUNCTION balance_roots_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'balance roots are immutable and append-only' USING ERRCODE = 'integrity_constraint_violation';
+END $$;
+CREATE TRIGGER balance_roots_immutable BEFORE UPDATE OR DELETE ON balance_roots FOR EACH ROW EXECUTE FUNCTION balance_roots_immutable();
+`,
+  },
 ];

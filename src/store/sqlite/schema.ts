@@ -259,4 +259,23 @@ CREATE TABLE history_nodes (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    // Balance commitments (src/balance-commitments/): the root of the balance tree after each block.
+    // Blocks sealed before this version have none; at start the service stores the root of the newest block.
+    version: 10,
+    sql: `
+CREATE TABLE balance_roots (
+  number INTEGER PRIMARY KEY REFERENCES blocks(number),
+  root TEXT NOT NULL CHECK (length(root) = 66)
+);
+CREATE TRIGGER balance_roots_immutable BEFORE UPDATE ON balance_roots
+BEGIN
+  SELECT RAISE(ABORT, 'balance roots are immutable');
+END;
+CREATE TRIGGER balance_roots_not_deleted BEFORE DELETE ON balance_roots
+BEGIN
+  SELECT RAISE(ABORT, 'balance roots are append-only');
+END;
+`,
+  },
 ];

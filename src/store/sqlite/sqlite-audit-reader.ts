@@ -30,6 +30,9 @@ export const AUDIT_SQL = {
   accountsAfter: 'SELECT user_id, last_transfer_at FROM accounts WHERE user_id > ? ORDER BY user_id LIMIT ?',
 } as const;
 
+/** Read only where the table exists (a ledger older than balance commitments has none). */
+const BALANCE_ROOTS_SQL = 'SELECT number, root FROM balance_roots WHERE number >= ? AND number <= ? ORDER BY number';
+
 export class SqliteAuditReader implements AuditReader {
   readonly location: string;
   private readonly db: Database.Database;
@@ -50,6 +53,13 @@ export class SqliteAuditReader implements AuditReader {
     // The snapshot is taken at the first read of the transaction: take it now.
     reader.statements.latestBlock.get();
     return reader;
+  }
+
+  async balanceRoots(from_number: number, to_number: number): Promise<Map<number, string>> {
+    const table = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'balance_roots'").get();
+    if (table === undefined) return new Map();
+    const rows = this.db.prepare(BALANCE_ROOTS_SQL).all(from_number, to_number) as Array<{ number: number; root: string }>;
+    return new Map(rows.map((row) => [row.number, row.root]));
   }
 
   async setting(name: string): Promise<string | null> {

@@ -18,6 +18,7 @@ import type { Metadata, Transaction, TransactionType, FailureCode, TransactionSt
 import type {
   AppendResult,
   BalanceChange,
+  BalanceSnapshot,
   BlockCommit,
   IdempotencyRecord,
   LedgerStore,
@@ -273,6 +274,7 @@ export class SqliteStore implements LedgerStore {
     for (const user_id of commit.new_users) s.insertAccount.run(user_id);
     for (const user_id of commit.active_users) s.touchAccount.run(header.timestamp, user_id);
     this.failure_budget.settleBlock(header.number);
+    this.writeBalanceRoot(commit);
     // The block's events: its outcomes in position order, then its block.sealed.
     const first_sequence = this.lastEventSequence() + 1;
     s.insertBlockEvents.run(header.number, first_sequence);
@@ -309,6 +311,39 @@ export class SqliteStore implements LedgerStore {
         for (const leaf of leaves) this.writeHistory(leaf);
       })();
     });
+  }
+
+  /** The balance commitment's step of a block: its root, when the sealer keeps one. */
+  private writeBalanceRoot(commit: BlockCommit): void {
+    if (commit.balance_root != null) this.statements.insertBalanceRoot.run(commit.header.number, commit.balance_root);
+  }
+
+  async balanceState(): Promise<BalanceSnapshot | null> {
+    return this.db.transaction((): BalanceSnapshot | null => {
+      const latest = this.statements.latestBlockNumber.get() as { number: number | null };
+      if (latest.number === null) return null;
+      const rows = this.statements.allBalances.all() as Array<{ user_id: string; token: string; units: bigint }>;
+      return { block_number: latest.number, balances: rows.map((row) => ({ user_id: row.user_id, token: row.token, units: row.units })) };
+    }).deferred();
+  }
+
+  async balanceChangesSince(after_block: number): Promise<BalanceSnapshot> {
+    return this.db.transaction((): BalanceSnapshot => {
+      const latest = this.statements.latestBlockNumber.get() as { number: number | null };
+      const rows = this.statements.balancesTouchedSince.all(after_block, after_block) as Array<{ user_id: string; token: string; units: bigint }>;
+      return { block_number: latest.number ?? -1, balances: rows.map((row) => ({ user_id: row.user_id, token: row.token, units: row.units })) };
+    }).deferred();
+  }
+
+  async balanceRoot(block_number: number): Promise<string | null> {
+    return (this.statements.balanceRoot.pluck().get(block_number) as string | undefined) ?? null;
+  }
+
+  async claimBalanceRoot(block_number: number, root: string): Promise<string> {
+    this.statements.claimBalanceRoot.run(block_number, root);
+    const stored = await this.balanceRoot(block_number);
+    if (stored === null) throw new Error(`the balance root of block ${block_number} was claimed but cannot be read back`);
+    return stored;
   }
 
   async readEvents(after: number, limit: number): Promise<StoredEvent[]> {
@@ -458,6 +493,15 @@ export const SQL = {
   sealedEventTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
        WHERE t.block_number >= ? AND t.block_number <= ? AND (t.block_number > ? OR t.position > ?)
        ORDER BY t.block_number, t.position LIMIT ?`,
+  insertBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES (?, ?)',
+  claimBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES (?, ?) ON CONFLICT (number) DO NOTHING',
+  balanceRoot: 'SELECT root FROM balance_roots WHERE number = ?',
+  allBalances: 'SELECT user_id, token, units FROM balances WHERE units > 0',
+  // The pairs the blocks after one named (an index range of transactions_by_block), with their stored balance.
+  balancesTouchedSince: `SELECT b.user_id, b.token, b.units FROM (
+         SELECT from_id AS user_id, token FROM transactions WHERE block_number > ?
+         UNION SELECT to_id, token FROM transactions WHERE block_number > ?
+       ) AS touched JOIN balances b ON b.user_id = touched.user_id AND b.token = touched.token`,
   ping: 'SELECT 1',
 } as const;
 
@@ -499,6 +543,11 @@ function prepareStatements(db: Database.Database) {
     blockEventsAtOrBefore: db.prepare(SQL.blockEventsAtOrBefore).safeIntegers(true),
     blockEventsFrom: db.prepare(SQL.blockEventsFrom),
     sealedEventTransactions: db.prepare(SQL.sealedEventTransactions).safeIntegers(true),
+    insertBalanceRoot: db.prepare(SQL.insertBalanceRoot),
+    claimBalanceRoot: db.prepare(SQL.claimBalanceRoot),
+    balanceRoot: db.prepare(SQL.balanceRoot),
+    allBalances: db.prepare(SQL.allBalances).safeIntegers(true),
+    balancesTouchedSince: db.prepare(SQL.balancesTouchedSince).safeIntegers(true),
     ping: db.prepare(SQL.ping),
   };
 }
