@@ -1,8 +1,8 @@
 /**
  * How fast one sealer and one instance's appends go on each store: `npx tsx bench/sealer-throughput.ts
- * [sqlite|postgres] [transactions]`. Appends `transactions` pending transfers in batches of the
+ * [sqlite|postgres] [transactions] [block_txs_max]`. Appends `transactions` pending transfers in batches of the
  * submission writer's size (after minting opening balances), then seals them with the block
- * producer at BLOCK_TXS_MAX = 10000, and prints transactions per second for both. PostgreSQL uses
+ * producer at BLOCK_TXS_MAX (default 10000; the bench's sealer scenario uses 100000), and prints transactions per second for both. PostgreSQL uses
  * TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) in a schema of its own, dropped
  * at the end. Numbers are for the machine it runs on; docs/operations.md says what they mean.
  */
@@ -23,7 +23,7 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 const kind = process.argv[2] ?? 'postgres';
 const count = Number(process.argv[3] ?? 50_000);
 const ACCOUNTS = 1000;
-const BLOCK_TXS_MAX = 10_000;
+const BLOCK_TXS_MAX = Number(process.argv[4] ?? 10_000);
 const clock = { now_ms: () => Date.now() };
 
 let nonce = 0;

@@ -4,6 +4,7 @@
  * All amounts are bigint base units.
  */
 import type { Block, BlockHeader } from '../domain/block.js';
+import type { Posting } from '../domain/ledger.js';
 import type { FailureCode, Transaction } from '../domain/transaction.js';
 
 /** A pending transaction to append, with its optional idempotency record. */
@@ -27,6 +28,8 @@ export type BalanceChange = { user_id: string; token: string; units: bigint };
 
 export type TransactionOutcome = {
   tx_hash: string;
+  /** The store's row number from `pendingPostings`, when known: the store then seals the row by it (and still checks the hash). */
+  seq?: number;
   position: number;
   status: 'confirmed' | 'failed';
   error: FailureCode | null;
@@ -52,6 +55,12 @@ export type BlockCommit = {
 };
 
 export type StoredBlockHeader = BlockHeader & { totals: ChainTotals };
+
+/**
+ * What sealing needs of a pending transaction, and nothing more: no metadata, nonce or status to read
+ * and decode for each of a block's rows. `seq` is the store's row number, for writing the outcome back.
+ */
+export type PendingPosting = Posting & { seq: number; tx_hash: string; timestamp: number };
 
 /** A transaction with its arrival sequence number: its position in arrival order, as the store numbered it. */
 export type SequencedTransaction = { seq: number; transaction: Transaction };
@@ -97,6 +106,8 @@ export interface LedgerStore {
   latestBlockNumber(): Promise<number | null>;
   /** Oldest first, in arrival order. */
   pendingTransactions(limit: number): Promise<Transaction[]>;
+  /** The same transactions as `pendingTransactions`, oldest first, with only the columns sealing needs, in storage order. */
+  pendingPostings(limit: number): Promise<PendingPosting[]>;
   pendingCount(): Promise<number>;
   balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]>;
   /** Users among `user_ids` that the ledger has seen before. */
