@@ -69,6 +69,8 @@ export type LedgerServiceOptions = {
   native_price_units: bigint;
   /** Whether the store currently refuses writes (readiness fails while it does); absent: never. */
   storage?: { readonly failing: boolean };
+  /** The bound on transactions waiting to be sealed (src/backpressure); absent: none. */
+  backlog?: { admit(items: number): void; appended(items: number): void };
 };
 
 export class LedgerService {
@@ -99,8 +101,10 @@ export class LedgerService {
     authorize(principal, request);
     const idempotency = idempotency_key === undefined ? null : await this.claim(principal, idempotency_key, request);
     if (idempotency?.replay) return idempotency.replay;
+    this.options.backlog?.admit(1);
     const transaction = this.createTransaction(request);
     const result = await this.writer.append({ transaction, idempotency: idempotency?.claim ?? null });
+    if (result.kind === 'stored') this.options.backlog?.appended(1);
     if (result.kind === 'replay') return replay(result.record, idempotency?.claim.request_hash ?? '');
     return receiptOf(transaction);
   }
@@ -135,7 +139,10 @@ export class LedgerService {
         outcomes[index] = { ok: false, error };
       }
     }
+    // Past PENDING_MAX the whole batch is refused, storing nothing (replays above were answered from what is stored).
+    this.options.backlog?.admit(appends.length);
     const results = await this.writer.appendMany(appends);
+    this.options.backlog?.appended(results.filter((result) => result.kind === 'stored').length);
     results.forEach((result, position) => {
       const { index, transaction, request_hash } = appended[position] as (typeof appended)[number];
       outcomes[index] = result.kind === 'stored' ? { ok: true, result: receiptOf(transaction) } : replayOutcome(result.record, request_hash);
