@@ -7,7 +7,8 @@
  * refused (503) and confirmed, the pending backlog over time, and time-to-confirm p50/p99, and draws
  * a chart. Sealing is in arrival order, so the k-th transaction accepted is confirmed when the sealed
  * count reaches k: time-to-confirm is read off the two cumulative curves (±one sample, 250 ms).
- * Writes bench/results/sustained.<store>.json and docs/performance-sustained-<store>.svg.
+ * Writes bench/results/sustained.<store>.json and docs/performance-sustained-<store>.svg (with
+ * `--pending-max N` / `--block-txs-max N`, files named after those settings).
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -28,8 +29,14 @@ const CONNECTIONS = { submit: 32, batch: 4, read: 8 };
 type Sample = { t_s: number; accepted: number; refused: number; sealed: number; pending: number; reads: number };
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { 'duration-s': { type: 'string' } } });
+  const { values } = parseArgs({ options: { 'duration-s': { type: 'string' }, 'pending-max': { type: 'string' }, 'block-txs-max': { type: 'string' } } });
   const duration_s = Number(values['duration-s'] ?? 60);
+  // Defaults as deployed; set lower to watch the push-back (503 pending_backlog_full) at work.
+  const overrides = {
+    ...(values['pending-max'] === undefined ? {} : { PENDING_MAX: values['pending-max'] }),
+    ...(values['block-txs-max'] === undefined ? {} : { BLOCK_TXS_MAX: values['block-txs-max'] }),
+  };
+  const variant = Object.keys(overrides).length === 0 ? '' : `-${Object.entries(overrides).map(([name, value]) => `${name.toLowerCase().replace(/_/g, '-')}-${value}`).join('-')}`;
   const database_url = process.env.BENCH_DATABASE_URL?.trim() || undefined;
   const store = database_url === undefined ? 'sqlite' : 'postgres';
   const temp_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-sustained-'));
@@ -40,7 +47,7 @@ async function main(): Promise<void> {
     if (database_url !== undefined) database = await freshDatabase(database_url, 'sustained');
     const service = await startService(ROOT, {
       NODE_ENV: 'production', DATABASE_URL: database?.url ?? `sqlite:${path.join(temp_dir, 'sustained.db')}`, JWT_SECRET: secret,
-      METRICS_TOKEN: metrics_token, RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn',
+      METRICS_TOKEN: metrics_token, RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn', ...overrides,
     });
     try {
       const admin = await signToken(secret, 'bench-treasury', true);
@@ -118,11 +125,11 @@ async function main(): Promise<void> {
       sampling = false;
       await sampler;
       const summary = summarise(samples, duration_s, counts, results.reduce((sum, result) => sum + result.errors + result.timeouts, 0));
-      const output = { store, started_at: new Date(Date.now() - (performance.now() - started)).toISOString(), duration_s, connections: CONNECTIONS, batch_size: BATCH_SIZE,
+      const output = { store, settings: overrides, started_at: new Date(Date.now() - (performance.now() - started)).toISOString(), duration_s, connections: CONNECTIONS, batch_size: BATCH_SIZE,
         load_average_start, load_average_end: os.loadavg()[0], machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}`, node: process.version, ...summary, samples };
       fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
-      fs.writeFileSync(path.join(ROOT, 'bench', 'results', `sustained.${store}.json`), `${JSON.stringify(output, null, 1)}\n`);
-      fs.writeFileSync(path.join(ROOT, 'docs', `performance-sustained-${store}.svg`), chart(samples, duration_s, store));
+      fs.writeFileSync(path.join(ROOT, 'bench', 'results', `sustained.${store}${variant}.json`), `${JSON.stringify(output, null, 1)}\n`);
+      fs.writeFileSync(path.join(ROOT, 'docs', `performance-sustained-${store}${variant}.svg`), chart(samples, duration_s, `${store}${variant}`));
       console.log(JSON.stringify({ ...output, samples: undefined }, null, 1));
     } finally {
       await service.stop();

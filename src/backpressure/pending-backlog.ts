@@ -24,6 +24,8 @@ export class PendingBacklog {
   private counted = 0;
   /** Transactions this instance stored since that count was asked for. */
   private appended_since = 0;
+  /** Transactions admitted and not yet stored or refused by the store (concurrent requests see each other's). */
+  private in_flight = 0;
   private refreshing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   /** Submissions refused so far (each batch counts its items). */
@@ -40,7 +42,7 @@ export class PendingBacklog {
 
   /** Pending transactions as far as this instance knows: at most one refresh interval old, never less than it stored itself. */
   get estimate(): number {
-    return this.counted + this.appended_since;
+    return this.counted + this.appended_since + this.in_flight;
   }
 
   /** Reads the count now, then every `refresh_ms` (the timer does not keep the process alive). */
@@ -55,9 +57,15 @@ export class PendingBacklog {
     this.timer = null;
   }
 
-  /** Refuses, storing nothing, when `items` more would pass PENDING_MAX. */
+  /**
+   * Refuses, storing nothing, when `items` more would pass PENDING_MAX; else holds their place until
+   * `settle` (so that requests admitted together cannot pass the bound together).
+   */
   admit(items: number): void {
-    if (items === 0 || this.estimate + items <= this.options.pending_max) return;
+    if (items === 0 || this.estimate + items <= this.options.pending_max) {
+      this.in_flight += items;
+      return;
+    }
     this.refused += items;
     throw new OverloadedError(
       'pending_backlog_full',
@@ -66,9 +74,10 @@ export class PendingBacklog {
     );
   }
 
-  /** Counts transactions this instance has stored (until the next refresh sees them). */
-  appended(items: number): void {
-    this.appended_since += items;
+  /** Releases `admitted` places and counts the `stored` of them as appended (until the next refresh sees them). */
+  settle(admitted: number, stored: number): void {
+    this.in_flight -= admitted;
+    this.appended_since += stored;
   }
 
   /** Reads the store's count; appends made while it is read may be counted twice until the next refresh (never missed). */

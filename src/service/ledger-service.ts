@@ -12,7 +12,7 @@ import { parseTransactionRequest, type Transaction, type TransactionBody, type T
 import { usdMicros, type TokenRegistry } from '../domain/tokens.js';
 import { BlockHeaderCache } from './block-header-cache.js';
 import { unixSeconds, type Clock } from './clock.js';
-import type { IdempotencyRecord, LedgerStore, PendingAppend } from './ledger-store.js';
+import type { AppendResult, IdempotencyRecord, LedgerStore, PendingAppend } from './ledger-store.js';
 import { NoncePool } from './nonce-pool.js';
 import type { SubmissionWriter } from './submission-writer.js';
 
@@ -70,7 +70,7 @@ export type LedgerServiceOptions = {
   /** Whether the store currently refuses writes (readiness fails while it does); absent: never. */
   storage?: { readonly failing: boolean };
   /** The bound on transactions waiting to be sealed (src/backpressure); absent: none. */
-  backlog?: { admit(items: number): void; appended(items: number): void };
+  backlog?: { admit(items: number): void; settle(admitted: number, stored: number): void };
 };
 
 export class LedgerService {
@@ -103,8 +103,12 @@ export class LedgerService {
     if (idempotency?.replay) return idempotency.replay;
     this.options.backlog?.admit(1);
     const transaction = this.createTransaction(request);
-    const result = await this.writer.append({ transaction, idempotency: idempotency?.claim ?? null });
-    if (result.kind === 'stored') this.options.backlog?.appended(1);
+    let result: AppendResult | null = null;
+    try {
+      result = await this.writer.append({ transaction, idempotency: idempotency?.claim ?? null });
+    } finally {
+      this.options.backlog?.settle(1, result?.kind === 'stored' ? 1 : 0);
+    }
     if (result.kind === 'replay') return replay(result.record, idempotency?.claim.request_hash ?? '');
     return receiptOf(transaction);
   }
@@ -141,8 +145,12 @@ export class LedgerService {
     }
     // Past PENDING_MAX the whole batch is refused, storing nothing (replays above were answered from what is stored).
     this.options.backlog?.admit(appends.length);
-    const results = await this.writer.appendMany(appends);
-    this.options.backlog?.appended(results.filter((result) => result.kind === 'stored').length);
+    let results: AppendResult[] = [];
+    try {
+      results = await this.writer.appendMany(appends);
+    } finally {
+      this.options.backlog?.settle(appends.length, results.filter((result) => result.kind === 'stored').length);
+    }
     results.forEach((result, position) => {
       const { index, transaction, request_hash } = appended[position] as (typeof appended)[number];
       outcomes[index] = result.kind === 'stored' ? { ok: true, result: receiptOf(transaction) } : replayOutcome(result.record, request_hash);

@@ -30,7 +30,8 @@ describe('PENDING_MAX', () => {
   afterEach(async () => { await ledger.close(); });
 
   it('refuses submissions past the bound with 503 and Retry-After, storing nothing, until sealing makes room', async () => {
-    for (const user of ['a', 'b', 'c']) expect((await admin.post(SUBMIT, mint(user))).status).toBe(202);
+    // One append fills it (the backlog's count may briefly count an append twice, never miss one).
+    expect((await admin.post(BATCH, { transactions: ['a', 'b', 'c'].map(mint) })).json.accepted).toBe(3);
     const refused = await admin.post(SUBMIT, mint('d'));
     expectProblem(refused, 503, 'pending_backlog_full');
     expect(refused.headers['retry-after']).toBe('2');
@@ -48,16 +49,15 @@ describe('PENDING_MAX', () => {
     const metrics = await ledger.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-token-that-is-long-enough-32' } });
     expect(metrics.body).toMatch(/^tabula_pending_max 3$/m);
     expect(metrics.body).toMatch(/^tabula_pending_backlog_refusals_total 4$/m);
-    expect(metrics.body).toMatch(/^tabula_pending_backlog_estimate 2$/m);
+    expect(Number(/^tabula_pending_backlog_estimate (\d+)$/m.exec(metrics.body)?.[1])).toBeGreaterThanOrEqual(2);
   });
 
   it('still answers a replay when the backlog is full (it stores nothing)', async () => {
-    const first = await admin.post(SUBMIT, mint('a'), { 'idempotency-key': 'k-1' });
-    expect(first.status).toBe(202);
-    for (const user of ['b', 'c']) expect((await admin.post(SUBMIT, mint(user))).status).toBe(202);
+    const first = await admin.post(BATCH, { transactions: [{ ...mint('a'), idempotency_key: 'k-1' }, mint('b'), mint('c')] });
+    expect(first.json.accepted).toBe(3);
     const again = await admin.post(SUBMIT, mint('a'), { 'idempotency-key': 'k-1' });
     expect(again.status).toBe(202);
-    expect(again.json.tx_hash).toBe(first.json.tx_hash);
+    expect(again.json.tx_hash).toBe(first.json.results[0].tx_hash);
     expectProblem(await admin.post(SUBMIT, mint('a'), { 'idempotency-key': 'k-2' }), 503, 'pending_backlog_full');
   });
 });
