@@ -151,7 +151,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   metrics.watchBacklog(backlog);
   metrics.watchQueues({ writer_queue_length: () => writer.queue_length, pending_transactions: () => store.pendingCount() });
   const service = new LedgerService(store, writer, tokens, clock, {
-    native_price_units: config.native_price_units, backlog, ...(health === null ? {} : { storage: health }),
+    native_price_units: config.native_price_units, failure_budget_per_hour: config.failure_budget_per_hour, backlog, ...(health === null ? {} : { storage: health }),
   });
   if (health !== null) metrics.watchStorage(health);
   const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max };
