@@ -21,8 +21,8 @@ const SERVICE_VARIABLES = [
   'DATABASE_QUERY_TIMEOUT_MS', 'SEALER_LEASE_TIMEOUT_MS', 'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS',
   'HTTP_CONNECTIONS_MAX',
 ];
-/** Prefixes of the service's variables that are never inherited either (the event log's, webhooks', tokens' and keys'). */
-const SERVICE_VARIABLE_PREFIXES = ['EVENTS_', 'WEBHOOK_', 'JWT_', 'JWKS_'];
+/** Prefixes of the service's variables that are never inherited either (the event log's, webhooks', tokens', keys' and checkpoints'). */
+const SERVICE_VARIABLE_PREFIXES = ['EVENTS_', 'WEBHOOK_', 'JWT_', 'JWKS_', 'CHECKPOINT_'];
 
 export class BenchError extends Error {}
 

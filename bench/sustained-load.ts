@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     if (database_url !== undefined) database = await freshDatabase(database_url, 'sustained');
     const service = await startService(ROOT, {
       NODE_ENV: 'production', DATABASE_URL: database?.url ?? `sqlite:${path.join(temp_dir, 'sustained.db')}`, JWT_SECRET: secret,
-      METRICS_TOKEN: metrics_token, RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn', ...overrides,
+      METRICS_TOKEN: metrics_token, RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn', CHECKPOINT_SIGNING_KEY: randomBytes(32).toString('base64'), ...overrides,
     });
     try {
       const admin = await signToken(secret, 'bench-treasury', true);

@@ -246,4 +246,17 @@ INSERT INTO outgoing_submitted (user_id, token, units)
   WHERE status = 'pending' AND type IN ('transfer', 'burn') GROUP BY from_id, token;
 `,
   },
+  {
+    // The history tree (src/domain/history-tree.ts): every perfect subtree of the RFC 6962 tree over the
+    // block hashes, written with its block; ledgers older than this version are filled in at start.
+    version: 7,
+    sql: `
+CREATE TABLE history_nodes (
+  level INTEGER NOT NULL CHECK (level >= 0 AND level <= 52),
+  idx BIGINT NOT NULL CHECK (idx >= 0),
+  hash BLOB NOT NULL,
+  PRIMARY KEY (level, idx)
+) WITHOUT ROWID;
+`,
+  },
 ];
