@@ -56,6 +56,8 @@ export type Config = {
   failure_budget_per_hour: number;
   block_interval_ms: number;
   block_txs_max: number;
+  /** Transactions stored and waiting to be sealed at the most; past it submissions get 503 pending_backlog_full. */
+  pending_max: number;
   native_symbol: string;
   native_price_text: string;
   native_price_units: bigint;
@@ -157,6 +159,7 @@ export function loadConfig(env: Environment = process.env, runtime: ConfigRuntim
     failure_budget_per_hour: integer(env, 'FAILURE_BUDGET_PER_HOUR', FAILURE_BUDGET_PER_HOUR_DEFAULT, 0, FAILURE_BUDGET_PER_HOUR_MAX),
     block_interval_ms: integer(env, 'BLOCK_INTERVAL_MS', 1000, 10, 3_600_000),
     block_txs_max: integer(env, 'BLOCK_TXS_MAX', 10_000, 1, BLOCK_TXS_LIMIT),
+    pending_max: integer(env, 'PENDING_MAX', 100_000, 1, 100_000_000),
     native_symbol: symbol(env, 'NATIVE_SYMBOL') ?? 'TAB',
     native_price_text,
     native_price_units: price('NATIVE_PRICE_USD', native_price_text),

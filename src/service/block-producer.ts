@@ -10,10 +10,9 @@ import type { Logger } from 'pino';
 import { buildBlock, genesisBlock } from '../domain/block.js';
 import { assert, InvariantViolation, StorageUnavailableError } from '../domain/errors.js';
 import { BalanceBook, balanceKey, supplyDelta } from '../domain/ledger.js';
-import type { Transaction } from '../domain/transaction.js';
 import type { BalanceCommitment } from './balance-commitment.js';
 import { unixSeconds, type Clock } from './clock.js';
-import type { BlockCommit, ChainTotals, LedgerStore, StoredBlockHeader, TransactionOutcome } from './ledger-store.js';
+import type { BlockCommit, ChainTotals, LedgerStore, PendingPosting, StoredBlockHeader, TransactionOutcome } from './ledger-store.js';
 import { SoleSealerLease, type SealerLease } from './sealer-lease.js';
 
 export type BlockProducerOptions = {
@@ -181,7 +180,7 @@ export class BlockProducer {
     const started_ms = performance.now();
     const parent = await this.store.latestBlock();
     assert(parent !== null, 'the chain has a genesis block before sealing');
-    const pending = await this.store.pendingTransactions(this.options.block_txs_max);
+    const pending = await this.store.pendingPostings(this.options.block_txs_max);
     if (pending.length === 0) return null;
     // A synchronous store (SQLite) holds the event loop for each step of a large block: let requests
     // in between. Safe: this producer is the only writer of blocks, balances and outcomes.
@@ -206,7 +205,7 @@ export class BlockProducer {
   }
 
   /** Applies `pending` in order to the current balances and builds the block that records it all. */
-  private async decide(parent: StoredBlockHeader, pending: readonly Transaction[]): Promise<BlockCommit> {
+  private async decide(parent: StoredBlockHeader, pending: readonly PendingPosting[]): Promise<BlockCommit> {
     const book = new BalanceBook(await this.loadBalances(pending));
     const supply_before = supplyOf(book, pending);
     const outcomes: TransactionOutcome[] = [];
@@ -216,7 +215,7 @@ export class BlockProducer {
     const active_users = new Set<string>();
     pending.forEach((tx, position) => {
       const outcome = book.apply(tx);
-      outcomes.push({ tx_hash: tx.tx_hash, position, status: outcome.status, error: outcome.error });
+      outcomes.push({ tx_hash: tx.tx_hash, seq: tx.seq, position, status: outcome.status, error: outcome.error });
       if (outcome.status !== 'confirmed') return;
       supply_change.set(tx.token, (supply_change.get(tx.token) ?? 0n) + supplyDelta(tx));
       participants.add(tx.from).add(tx.to);
@@ -237,7 +236,7 @@ export class BlockProducer {
     return { header, totals, outcomes, balances: book.changed(), new_users, active_users: [...active_users] };
   }
 
-  private async loadBalances(pending: readonly Transaction[]): Promise<Array<[string, bigint]>> {
+  private async loadBalances(pending: readonly PendingPosting[]): Promise<Array<[string, bigint]>> {
     const keys = new Map<string, { user_id: string; token: string }>();
     for (const tx of pending) {
       for (const user_id of [tx.from, tx.to]) keys.set(balanceKey(user_id, tx.token), { user_id, token: tx.token });
@@ -251,17 +250,17 @@ function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-function countOutcomes(pending: readonly Transaction[], outcomes: readonly TransactionOutcome[]): Map<string, number> {
+function countOutcomes(pending: readonly PendingPosting[], outcomes: readonly TransactionOutcome[]): Map<string, number> {
   const counts = new Map<string, number>();
   outcomes.forEach((outcome, index) => {
-    const key = `${(pending[index] as Transaction).type} ${outcome.status} ${outcome.error ?? 'none'}`;
+    const key = `${(pending[index] as PendingPosting).type} ${outcome.status} ${outcome.error ?? 'none'}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   });
   return counts;
 }
 
 /** Sum, per token, of the balances of every account the block touches. */
-function supplyOf(book: BalanceBook, pending: readonly Transaction[]): Map<string, bigint> {
+function supplyOf(book: BalanceBook, pending: readonly PendingPosting[]): Map<string, bigint> {
   const seen = new Set<string>();
   const totals = new Map<string, bigint>();
   for (const tx of pending) {

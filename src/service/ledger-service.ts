@@ -76,6 +76,8 @@ export type LedgerServiceOptions = {
   storage?: { readonly failing: boolean };
   /** Proves balances against the balance root of the newest block; absent: proofs are not offered. */
   balance_commitment?: BalanceCommitment;
+  /** The bound on transactions waiting to be sealed (src/backpressure); absent: none. */
+  backlog?: { admit(items: number): void; settle(admitted: number, stored: number): void };
 };
 
 /** Balances as of a sealed block, with the proof of each against that block's balance root. */
@@ -109,8 +111,14 @@ export class LedgerService {
     authorize(principal, request);
     const idempotency = idempotency_key === undefined ? null : await this.claim(principal, idempotency_key, request);
     if (idempotency?.replay) return idempotency.replay;
+    this.options.backlog?.admit(1);
     const transaction = this.createTransaction(request);
-    const result = await this.writer.append({ transaction, idempotency: idempotency?.claim ?? null, failure_budget: this.chargeTo(principal) });
+    let result: AppendResult | null = null;
+    try {
+      result = await this.writer.append({ transaction, idempotency: idempotency?.claim ?? null, failure_budget: this.chargeTo(principal) });
+    } finally {
+      this.options.backlog?.settle(1, result?.kind === 'stored' ? 1 : 0);
+    }
     if (result.kind === 'replay') return replay(result.record, idempotency?.claim.request_hash ?? '');
     if (result.kind === 'refused') throw new BudgetExceededError(result.retry_after_s);
     return receiptOf(transaction);
@@ -146,7 +154,14 @@ export class LedgerService {
         outcomes[index] = { ok: false, error };
       }
     }
-    const results = await this.writer.appendMany(appends);
+    // Past PENDING_MAX the whole batch is refused, storing nothing (replays above were answered from what is stored).
+    this.options.backlog?.admit(appends.length);
+    let results: AppendResult[] = [];
+    try {
+      results = await this.writer.appendMany(appends);
+    } finally {
+      this.options.backlog?.settle(appends.length, results.filter((result) => result.kind === 'stored').length);
+    }
     results.forEach((result, position) => {
       const { index, transaction, request_hash } = appended[position] as (typeof appended)[number];
       outcomes[index] = outcomeOf(result, transaction, request_hash);

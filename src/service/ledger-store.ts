@@ -5,6 +5,7 @@
  */
 import type { Block, BlockHeader } from '../domain/block.js';
 import type { HistoryNode, NodeKey } from '../domain/history-tree.js';
+import type { Posting } from '../domain/ledger.js';
 import type { FailureCode, Transaction } from '../domain/transaction.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
 
@@ -37,6 +38,8 @@ export type BalanceChange = { user_id: string; token: string; units: bigint };
 
 export type TransactionOutcome = {
   tx_hash: string;
+  /** The store's row number from `pendingPostings`, when known: the store then seals the row by it (and still checks the hash). */
+  seq?: number;
   position: number;
   status: 'confirmed' | 'failed';
   error: FailureCode | null;
@@ -67,6 +70,12 @@ export type BlockCommit = {
 export type BalanceSnapshot = { block_number: number; balances: BalanceChange[] };
 
 export type StoredBlockHeader = BlockHeader & { totals: ChainTotals };
+
+/**
+ * What sealing needs of a pending transaction, and nothing more: no metadata, nonce or status to read
+ * and decode for each of a block's rows. `seq` is the store's row number, for writing the outcome back.
+ */
+export type PendingPosting = Posting & { seq: number; tx_hash: string; timestamp: number };
 
 /** A transaction with its arrival sequence number: its position in arrival order, as the store numbered it. */
 export type SequencedTransaction = { seq: number; transaction: Transaction };
@@ -115,6 +124,8 @@ export interface LedgerStore {
   latestBlockNumber(): Promise<number | null>;
   /** Oldest first, in arrival order. */
   pendingTransactions(limit: number): Promise<Transaction[]>;
+  /** The same transactions as `pendingTransactions`, oldest first, with only the columns sealing needs, in storage order. */
+  pendingPostings(limit: number): Promise<PendingPosting[]>;
   pendingCount(): Promise<number>;
   balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]>;
   /** Users among `user_ids` that the ledger has seen before. */

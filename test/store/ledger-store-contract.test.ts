@@ -135,6 +135,33 @@ describe(`the store contract (${testStoreKind()})`, () => {
   });
 
   describe('committing blocks', () => {
+    it('reads pending postings in arrival order with what sealing needs, and seals them by row number', async () => {
+      await store.commitBlock(genesisCommit());
+      const genesis = (await store.latestBlock())!;
+      const mint = pending({ from: 'issuer', to: 'alice', amount_units: UNITS_MAX, type: 'mint' });
+      const overdraft = pending({ from: 'bob', to: 'alice', amount_units: 7n, metadata: { memo: 'x' } });
+      await store.appendPending([plain(mint), plain(overdraft)]);
+      const postings = await store.pendingPostings(10);
+      expect(postings.map(({ seq: _seq, ...rest }) => rest)).toEqual([mint, overdraft].map((tx) => ({
+        tx_hash: tx.tx_hash, from: tx.from, to: tx.to, amount_units: tx.amount_units, token: tx.token, type: tx.type, timestamp: tx.timestamp,
+      })));
+      expect((postings[0] as { seq: number }).seq).toBeLessThan((postings[1] as { seq: number }).seq);
+      expect(await store.pendingPostings(1)).toHaveLength(1);
+      const commit = blockCommit(genesis, [mint, overdraft]);
+      commit.outcomes = [
+        { tx_hash: mint.tx_hash, seq: postings[0]!.seq, position: 0, status: 'confirmed', error: null },
+        { tx_hash: overdraft.tx_hash, seq: postings[1]!.seq, position: 1, status: 'failed', error: 'insufficient_funds' },
+      ];
+      // A row number that does not hold the hash seals nothing, and the block is refused whole.
+      const swapped = { ...commit, outcomes: [{ ...commit.outcomes[0]!, seq: postings[1]!.seq }, { ...commit.outcomes[1]!, seq: postings[0]!.seq }] };
+      await expect(store.commitBlock(swapped)).rejects.toThrow();
+      expect(await store.latestBlockNumber()).toBe(0);
+      await store.commitBlock(commit);
+      expect(await store.getTransaction(mint.tx_hash)).toMatchObject({ status: 'confirmed', block_number: 1, position: 0, error: null });
+      expect(await store.getTransaction(overdraft.tx_hash)).toMatchObject({ status: 'failed', block_number: 1, position: 1, error: 'insufficient_funds', metadata: { memo: 'x' } });
+      expect(await store.pendingPostings(10)).toEqual([]);
+    });
+
     it('writes a block and everything it decides in one go', async () => {
       expect(await store.latestBlockNumber()).toBeNull();
       await store.commitBlock(genesisCommit());

@@ -18,6 +18,7 @@ import type {
   IdempotencyRecord,
   LedgerStore,
   PendingAppend,
+  PendingPosting,
   SequencedTransaction,
   StatsSnapshot,
   StoredBlockHeader,
@@ -29,6 +30,7 @@ import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
 import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
 import { FAILURE_BUDGET_SQL, judgeAppends } from './postgres-failure-budget.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
+import { assert } from '../../domain/errors.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
 import { inTransaction, watchCheckedOut } from './transaction.js';
 import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
@@ -142,6 +144,16 @@ export const SQL = {
   sealTransactions: `UPDATE transactions t SET status = s.status, block_number = $1, position = s.position, error = s.error
        FROM unnest($2::text[], $3::text[], $4::int[], $5::text[]) AS s(tx_hash, status, position, error)
        WHERE t.tx_hash = s.tx_hash AND t.status = 'pending'`,
+  // The same by row number (the primary key) when the sealer read it; the hash is still checked. Most
+  // outcomes are "confirmed", so only the failed ones travel, with their error.
+  sealTransactionsBySeq: `UPDATE transactions t SET status = CASE WHEN f.error IS NULL THEN 'confirmed' ELSE 'failed' END,
+         block_number = $1, position = s.position - 1, error = f.error
+       FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS s(seq, tx_hash, position)
+         LEFT JOIN unnest($4::int[], $5::text[]) AS f(position, error) ON f.position = s.position - 1
+       WHERE t.seq = s.seq AND t.tx_hash = s.tx_hash AND t.status = 'pending'`,
+  // ORDER BY names t.seq, not the text alias of the same name.
+  pendingPostings: `SELECT t.seq::text AS seq, t.tx_hash, t.from_id, t.to_id, t.amount::text AS amount, t.token, t.type, t.timestamp::text AS timestamp
+       FROM transactions t WHERE t.status = 'pending' ORDER BY t.seq LIMIT $1`,
   balancesOf: `SELECT user_id, token, units::text AS units FROM balances
        WHERE (user_id, token) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
   balancesOfUser: 'SELECT token, units::text AS units FROM balances WHERE user_id = $1',
@@ -271,6 +283,20 @@ export class PostgresStore implements LedgerStore {
 
   async pendingTransactions(limit: number): Promise<Transaction[]> {
     return (await run<TransactionRow>(this.pool, 'pendingTransactions', [limit])).rows.map(toTransaction);
+  }
+
+  /** Rows as arrays, converted in one loop: see SQL.pendingPostings. */
+  async pendingPostings(limit: number): Promise<PendingPosting[]> {
+    const rows = (await run<string[]>(this.pool, 'pendingPostings', [limit], 'array')).rows as unknown as string[][];
+    const postings: PendingPosting[] = new Array(rows.length);
+    for (let index = 0; index < rows.length; index += 1) {
+      const [seq, tx_hash, from, to, amount, token, type, timestamp] = rows[index] as string[];
+      postings[index] = {
+        seq: Number(seq), tx_hash: tx_hash as string, from: from as string, to: to as string, amount_units: BigInt(amount as string),
+        token: token as string, type: type as TransactionType, timestamp: Number(timestamp),
+      };
+    }
+    return postings;
   }
 
   async pendingCount(): Promise<number> {
@@ -490,16 +516,20 @@ export class PostgresStore implements LedgerStore {
  * sealer learns sooner from its lease that it must stop (see postgres-sealer-lease.ts).
  */
 const SEALER_STATEMENTS: ReadonlySet<StatementName> = new Set<StatementName>([
-  'pendingTransactions', 'balancesOf', 'knownUsers', 'insertBlock', 'sealTransactions', 'putBalances', 'insertAccounts', 'touchAccounts', 'insertBlockEvents',
+  'pendingTransactions', 'pendingPostings', 'sealTransactionsBySeq', 'balancesOf', 'knownUsers', 'insertBlock', 'sealTransactions', 'putBalances', 'insertAccounts', 'touchAccounts', 'insertBlockEvents',
   'historyNodes', 'insertHistoryNodes',
   'insertBalanceRoot', 'allBalances', 'balancesTouchedSince',
 ]);
 
 /** One named statement; a storage fault (the server gone, a full disk) becomes StorageUnavailableError. */
-async function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(db: Queryable, name: StatementName, values: unknown[]): Promise<pg.QueryResult<Row>> {
+async function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(
+  db: Queryable, name: StatementName, values: unknown[], row_mode?: 'array',
+): Promise<pg.QueryResult<Row>> {
   try {
     const query_timeout = SEALER_STATEMENTS.has(name) ? STATEMENT_TIMEOUT_MS : undefined;
-    return await db.query<Row>({ name: `tabula_${name}`, text: SQL[name], values, ...(query_timeout === undefined ? {} : { query_timeout }) });
+    return await db.query<Row>({
+      name: `tabula_${name}`, text: SQL[name], values, ...(query_timeout === undefined ? {} : { query_timeout }), ...(row_mode === undefined ? {} : { rowMode: row_mode }),
+    });
   } catch (error) {
     throw translateFault(name, null, isPostgresStorageFault, error);
   }
@@ -570,6 +600,28 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
   return results;
 }
 
+/**
+ * One UPDATE for every outcome of the block: by row number when the sealer passed every one on (and
+ * the outcomes come in position order, as the producer makes them), by hash otherwise.
+ */
+function sealStatement(commit: BlockCommit): [StatementName, unknown[]] {
+  const { outcomes, header } = commit;
+  const by_seq = outcomes.every((outcome, index) => outcome.seq !== undefined && outcome.position === index);
+  if (!by_seq) {
+    return ['sealTransactions', [
+      header.number, outcomes.map((outcome) => outcome.tx_hash), outcomes.map((outcome) => outcome.status),
+      outcomes.map((outcome) => outcome.position), outcomes.map((outcome) => outcome.error),
+    ]];
+  }
+  const failed = outcomes.filter((outcome) => outcome.status === 'failed');
+  for (const outcome of failed) assert(outcome.error !== null, 'a failed outcome has an error');
+  for (const outcome of outcomes) assert(outcome.status === 'failed' || outcome.error === null, 'a confirmed outcome has no error');
+  return ['sealTransactionsBySeq', [
+    header.number, outcomes.map((outcome) => outcome.seq), outcomes.map((outcome) => outcome.tx_hash),
+    failed.map((outcome) => outcome.position), failed.map((outcome) => outcome.error),
+  ]];
+}
+
 /** Takes `count` event sequences (after the returned one) for this transaction; see SQL.advanceEventCounter. */
 async function advanceEventCounter(client: pg.PoolClient, count: number, event_channel: string): Promise<number> {
   const row = (await run<{ before: string }>(client, 'advanceEventCounter', [count, event_channel])).rows[0];
@@ -589,10 +641,7 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_chan
     totals.transactions, totals.users, encodeVolumes(totals.transfer_volume_units),
   ]);
   if (commit.outcomes.length > 0) {
-    const sealed = await run(client, 'sealTransactions', [
-      header.number, commit.outcomes.map((outcome) => outcome.tx_hash), commit.outcomes.map((outcome) => outcome.status),
-      commit.outcomes.map((outcome) => outcome.position), commit.outcomes.map((outcome) => outcome.error),
-    ]);
+    const sealed = await run(client, ...sealStatement(commit));
     if (sealed.rowCount !== commit.outcomes.length) {
       throw new Error(`block ${header.number} seals ${commit.outcomes.length} transactions but only ${sealed.rowCount ?? 0} are pending`);
     }

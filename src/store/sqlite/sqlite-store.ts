@@ -23,6 +23,7 @@ import type {
   IdempotencyRecord,
   LedgerStore,
   PendingAppend,
+  PendingPosting,
   SequencedTransaction,
   StatsSnapshot,
   StoredBlockHeader,
@@ -68,6 +69,9 @@ export type BlockRow = {
   transfer_volume_totals: string;
 };
 
+/** seq, tx_hash, from_id, to_id, amount, token, type, timestamp: see SQL.pendingPostings. */
+type PendingPostingRow = [bigint, string, string, string, bigint, string, string, bigint];
+
 type IdempotencyRow = { caller: string; key: string; request_hash: string; tx_hash: string; timestamp: number };
 
 const TRANSACTION_COLUMNS = `t.tx_hash, t.from_id, t.to_id, t.amount, t.token, t.type, t.metadata, t.nonce, t.timestamp,
@@ -94,8 +98,6 @@ export class SqliteStore implements LedgerStore {
   private readonly db: Database.Database;
   private readonly statements: ReturnType<typeof prepareStatements>;
   private readonly known_users_statements = new Map<number, Database.Statement>();
-  /** Row ids of the pending transactions last read, so sealing updates them by rowid, not by a hash lookup. */
-  private pending_seqs = new Map<string, bigint>();
   /** The WAL file, opened once for fsync; null for an in-memory database. */
   private wal: Promise<fs.promises.FileHandle> | null;
   private readonly health: StorageHealthReporter | null;
@@ -207,9 +209,18 @@ export class SqliteStore implements LedgerStore {
   }
 
   async pendingTransactions(limit: number): Promise<Transaction[]> {
-    const rows = this.statements.pendingTransactions.all(limit) as TransactionRow[];
-    this.pending_seqs = new Map(rows.map((row) => [row.tx_hash, row.seq as bigint]));
-    return rows.map(toTransaction);
+    return (this.statements.pendingTransactions.all(limit) as TransactionRow[]).map(toTransaction);
+  }
+
+  /** Rows as arrays (no per-row column objects), in rowid order through the pending index. */
+  async pendingPostings(limit: number): Promise<PendingPosting[]> {
+    const rows = this.statements.pendingPostings.all(limit) as PendingPostingRow[];
+    const postings: PendingPosting[] = new Array(rows.length);
+    for (let index = 0; index < rows.length; index += 1) {
+      const [seq, tx_hash, from, to, amount_units, token, type, timestamp] = rows[index] as PendingPostingRow;
+      postings[index] = { seq: Number(seq), tx_hash, from, to, amount_units, token, type: type as TransactionType, timestamp: Number(timestamp) };
+    }
+    return postings;
   }
 
   async pendingCount(): Promise<number> {
@@ -247,11 +258,7 @@ export class SqliteStore implements LedgerStore {
 
   commitBlock(commit: BlockCommit): Promise<void> {
     return guardWrite('seal a block', this.health, isSqliteStorageFault, async () => {
-      try {
-        this.db.transaction(() => this.writeBlock(commit))();
-      } finally {
-        this.pending_seqs.clear();
-      }
+      this.db.transaction(() => this.writeBlock(commit))();
     });
   }
 
@@ -263,8 +270,9 @@ export class SqliteStore implements LedgerStore {
       header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root,
       totals.transactions, totals.users, encodeVolumes(totals.transfer_volume_units),
     );
+    // One prepared statement, reused for every row: by rowid when the producer passed it on from pendingPostings.
     for (const outcome of commit.outcomes) {
-      const seq = this.pending_seqs.get(outcome.tx_hash);
+      const seq = outcome.seq;
       const result = seq === undefined
         ? s.sealTransaction.run(outcome.status, header.number, outcome.position, outcome.error, outcome.tx_hash)
         : s.sealTransactionBySeq.run(outcome.status, header.number, outcome.position, outcome.error, seq, outcome.tx_hash);
@@ -458,6 +466,7 @@ export const SQL = {
        ) AS page JOIN transactions t ON t.seq = page.seq LEFT JOIN blocks b ON b.number = t.block_number ORDER BY page.seq DESC`,
   // Pending transactions have no block: no join.
   pendingTransactions: `SELECT ${PENDING_COLUMNS} FROM transactions t WHERE t.status = 'pending' ORDER BY t.seq LIMIT ?`,
+  pendingPostings: "SELECT seq, tx_hash, from_id, to_id, amount, token, type, timestamp FROM transactions WHERE status = 'pending' ORDER BY seq LIMIT ?",
   pendingCount: "SELECT COUNT(*) AS count FROM transactions WHERE status = 'pending'",
   sealTransaction: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ? WHERE tx_hash = ? AND status = 'pending'",
   sealTransactionBySeq: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ? WHERE seq = ? AND tx_hash = ? AND status = 'pending'",
@@ -515,6 +524,7 @@ function prepareStatements(db: Database.Database) {
     getTransaction: db.prepare(SQL.getTransaction).safeIntegers(true),
     accountTransactions: db.prepare(SQL.accountTransactions).safeIntegers(true),
     pendingTransactions: db.prepare(SQL.pendingTransactions).safeIntegers(true),
+    pendingPostings: db.prepare(SQL.pendingPostings).raw().safeIntegers(true),
     pendingCount: db.prepare(SQL.pendingCount).safeIntegers(true),
     sealTransaction: db.prepare(SQL.sealTransaction),
     sealTransactionBySeq: db.prepare(SQL.sealTransactionBySeq),
