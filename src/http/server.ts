@@ -27,6 +27,7 @@ import { eventRoutes, type EventStreamLimits } from './routes/events.js';
 import { explorerRoutes } from './routes/explorer.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { priceRoutes } from './routes/price.js';
 import { statsRoutes } from './routes/stats.js';
 import { transactionRoutes } from './routes/transactions.js';
 import { webhookRoutes } from './routes/webhooks.js';
@@ -107,6 +108,7 @@ export async function buildServer(deps: ServerDependencies) {
     await api.register(accountRoutes, { service: deps.service, tokens: deps.tokens });
     await api.register(blockRoutes, { service: deps.service });
     await api.register(statsRoutes, { service: deps.service });
+    await api.register(priceRoutes, { service: deps.service, tokens: deps.tokens });
     if (deps.events !== undefined) await api.register(eventRoutes, deps.events);
     if (deps.webhooks !== undefined) await api.register(webhookRoutes, { service: deps.webhooks });
   }, { prefix: '/api' });

@@ -5,6 +5,7 @@
  */
 import type { Block, BlockHeader } from '../domain/block.js';
 import type { FailureCode, Transaction } from '../domain/transaction.js';
+import type { Candle, CandleInterval } from '../market/candles.js';
 
 /** A pending transaction to append, with its optional idempotency record. */
 export type PendingAppend = {
@@ -30,6 +31,8 @@ export type TransactionOutcome = {
   position: number;
   status: 'confirmed' | 'failed';
   error: FailureCode | null;
+  /** Confirmed swaps: what was paid out (null or absent otherwise). */
+  amount_out_units?: bigint | null;
 };
 
 /** Running totals as of a block; each block row carries them so statistics never scan history. */
@@ -38,6 +41,8 @@ export type ChainTotals = {
   users: number;
   /** Cumulative volume of confirmed transfers, by token symbol, in base units. */
   transfer_volume_units: Record<string, bigint>;
+  /** Cumulative USD value (micro-dollars) of confirmed swaps, counted on their USDG side (absent: 0, as before the market). */
+  swap_volume_usd_micros?: bigint;
 };
 
 export type BlockCommit = {
@@ -49,6 +54,8 @@ export type BlockCommit = {
   new_users: string[];
   /** Senders and receivers of this block's confirmed transfers, active as of the block's timestamp. */
   active_users: string[];
+  /** The price candles this block changes (one per interval), to be stored as they are; absent: none. */
+  candles?: Candle[];
 };
 
 export type StoredBlockHeader = BlockHeader & { totals: ChainTotals };
@@ -103,6 +110,10 @@ export interface LedgerStore {
   knownUsers(user_ids: readonly string[]): Promise<Set<string>>;
   /** Writes a block and everything it decides in one store transaction; fails if the number is taken. */
   commitBlock(commit: BlockCommit): Promise<void>;
+  /** The stored candles of the given buckets (at most one per key; a missing bucket is absent). */
+  candlesAt(keys: ReadonlyArray<{ interval: CandleInterval; start: number }>): Promise<Candle[]>;
+  /** The newest `limit` candles of `interval`, oldest first: one index range, whatever the history. */
+  candles(interval: CandleInterval, limit: number): Promise<Candle[]>;
 
   balances(user_id: string): Promise<Map<string, bigint>>;
   getBlock(number: number): Promise<Block | null>;

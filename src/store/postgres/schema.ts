@@ -247,4 +247,31 @@ CREATE TABLE webhook_attempts (
 CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint_id, id);
 `,
   },
+  {
+    // The market (src/market): swaps, their minimum and payout, each block's price and the running
+    // USD volume of swaps, and the price candles kept as blocks are sealed. The widened CHECK is added
+    // NOT VALID (every stored row already satisfies it), and nullable columns are instant to add.
+    version: 7,
+    sql: `
+ALTER TABLE transactions DROP CONSTRAINT transactions_type_check;
+ALTER TABLE transactions ADD CONSTRAINT transactions_type_check CHECK (type IN ('transfer', 'mint', 'burn', 'swap')) NOT VALID;
+ALTER TABLE transactions ADD COLUMN min_receive BIGINT CHECK (min_receive IS NULL OR (type = 'swap' AND min_receive > 0));
+ALTER TABLE transactions ADD COLUMN amount_out BIGINT CHECK (amount_out IS NULL OR (type = 'swap' AND status = 'confirmed' AND amount_out > 0));
+ALTER TABLE transactions ADD COLUMN token_out TEXT CHECK ((type = 'swap') = (token_out IS NOT NULL));
+
+ALTER TABLE blocks ADD COLUMN native_price TEXT;
+ALTER TABLE blocks ADD COLUMN swap_volume_usd NUMERIC NOT NULL DEFAULT 0;
+
+CREATE TABLE price_candles (
+  interval TEXT NOT NULL CHECK (interval IN ('1m', '1h', '1d')),
+  start BIGINT NOT NULL,
+  open NUMERIC NOT NULL,
+  high NUMERIC NOT NULL,
+  low NUMERIC NOT NULL,
+  close NUMERIC NOT NULL,
+  volume_usd NUMERIC NOT NULL,
+  PRIMARY KEY (interval, start)
+);
+`,
+  },
 ];
