@@ -17,7 +17,7 @@ export const ERROR_CATALOGUE = {
   amount_too_precise: { status: 400, description: "`amount` has more fractional digits than the token's decimals (8 for the native token, 6 for USDG)." },
   amount_out_of_range: { status: 400, description: '`amount` exceeds the largest storable amount (2^63 − 1 base units).' },
   unsupported_token: { status: 400, description: '`token` is neither the native symbol nor USDG.' },
-  unsupported_transaction_type: { status: 400, description: '`type` is not one of transfer, mint, burn.' },
+  unsupported_transaction_type: { status: 400, description: '`type` is not one of transfer, mint, burn, swap.' },
   system_account: { status: 403, description: 'Ids beginning with @ are system accounts (the pool is @pool): no token subject acts as them, and only an admin may transfer to or from them.' },
   invalid_swap_account: { status: 400, description: 'A swap names a system account (an id beginning with @) as from or to; swaps are made between ordinary accounts and the pool.' },
   invalid_price_interval: { status: 400, description: 'interval must be 1m, 1h or 1d.' },
