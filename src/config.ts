@@ -5,6 +5,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import { parseAmount } from './domain/amount.js';
+import { FAILURE_BUDGET_PER_HOUR_DEFAULT, FAILURE_BUDGET_PER_HOUR_MAX } from './failure-budget/failure-budget-policy.js';
 import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/tokens.js';
 import { POOL_FEE_BPS_DEFAULT, POOL_FEE_BPS_MAX } from './market/pool.js';
 import { POSTGRES_TIMEOUTS_DEFAULT, SCHEMA_NAME_PATTERN, type PostgresTimeouts } from './store/postgres/connection.js';
@@ -49,6 +50,8 @@ export type Config = {
   api_keys: string[];
   rate_limit_max: number;
   rate_limit_window_ms: number;
+  /** FAILURE_BUDGET_PER_HOUR: uncovered debits one subject may submit per clock hour; past it, 429 (src/failure-budget). */
+  failure_budget_per_hour: number;
   block_interval_ms: number;
   block_txs_max: number;
   native_symbol: string;
@@ -151,6 +154,7 @@ export function loadConfig(env: Environment = process.env, runtime: ConfigRuntim
     api_keys: list(env, 'API_KEYS'),
     rate_limit_max: integer(env, 'RATE_LIMIT_MAX', 1200, 1, 10_000_000),
     rate_limit_window_ms: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
+    failure_budget_per_hour: integer(env, 'FAILURE_BUDGET_PER_HOUR', FAILURE_BUDGET_PER_HOUR_DEFAULT, 0, FAILURE_BUDGET_PER_HOUR_MAX),
     block_interval_ms: integer(env, 'BLOCK_INTERVAL_MS', 1000, 10, 3_600_000),
     block_txs_max: integer(env, 'BLOCK_TXS_MAX', 10_000, 1, BLOCK_TXS_LIMIT),
     native_symbol: symbol(env, 'NATIVE_SYMBOL') ?? 'TAB',

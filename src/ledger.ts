@@ -141,7 +141,8 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const writer = new SubmissionWriter(store, DEFAULT_WRITER_LIMITS, () => events.changed());
   metrics.watchQueues({ writer_queue_length: () => writer.queue_length, pending_transactions: () => store.pendingCount() });
   const service = new LedgerService(store, writer, tokens, clock, {
-    native_price_units: config.native_price_units, pool_fee_bps: config.pool_fee_bps, ...(health === null ? {} : { storage: health }),
+    native_price_units: config.native_price_units, pool_fee_bps: config.pool_fee_bps, failure_budget_per_hour: config.failure_budget_per_hour,
+    ...(health === null ? {} : { storage: health }),
   });
   if (health !== null) metrics.watchStorage(health);
   const pool_fee_bps = await claimPoolFee(store, config.pool_fee_bps);

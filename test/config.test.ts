@@ -52,6 +52,14 @@ describe('configuration', () => {
       .toEqual({ kind: 'postgres', url: 'postgresql://u:p%40ss@h:5433/db?sslmode=require', schema: 'ledger_1' });
   });
 
+  it('reads FAILURE_BUDGET_PER_HOUR: 100 by default, 0 (no uncovered debits) to 1,000,000 (issue 15)', () => {
+    expect(loadConfig({}).failure_budget_per_hour).toBe(100);
+    expect(loadConfig({ FAILURE_BUDGET_PER_HOUR: '0' }).failure_budget_per_hour).toBe(0);
+    expect(loadConfig({ FAILURE_BUDGET_PER_HOUR: '1000000' }).failure_budget_per_hour).toBe(1_000_000);
+    expect(() => loadConfig({ FAILURE_BUDGET_PER_HOUR: '1000001' })).toThrow(/FAILURE_BUDGET_PER_HOUR/);
+    expect(() => loadConfig({ FAILURE_BUDGET_PER_HOUR: '-1' })).toThrow(/FAILURE_BUDGET_PER_HOUR/);
+  });
+
   it('reads REDIS_URL for shared rate limits', () => {
     expect(loadConfig({}).redis_url).toBeUndefined();
     expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2' }).redis_url).toBe('redis://127.0.0.1:6379/2');

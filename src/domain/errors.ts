@@ -47,6 +47,18 @@ export class OverloadedError extends LedgerError {
 }
 
 /**
+ * The caller's subject has spent its failure budget for this hour (src/failure-budget): an uncovered
+ * debit is refused, nothing stored, until the next hour (HTTP 429 with Retry-After).
+ */
+export class BudgetExceededError extends LedgerError {
+  readonly retry_after_s: number;
+  constructor(retry_after_s: number) {
+    super('failure_budget_exceeded', `this debit is not covered by the sender's sealed balance less its pending debits, and the caller has spent its failure budget for this hour; fund the account or retry after ${retry_after_s} s`);
+    this.retry_after_s = retry_after_s;
+  }
+}
+
+/**
  * The store cannot write now (disk full, read-only, connection lost): nothing was written, or — when
  * the connection broke during the commit — the caller cannot know; a retry with the same
  * Idempotency-Key settles it either way (HTTP 503).

@@ -55,6 +55,7 @@ export const ERROR_CATALOGUE = {
   idempotency_key_reused: { status: 422, description: 'The `Idempotency-Key` was used before with a different body.' },
   headers_too_large: { status: 431, description: 'The request headers exceed 16 KiB; the connection is closed.' },
   rate_limited: { status: 429, description: 'The caller made more requests than the rate limit allows; see `Retry-After`.' },
+  failure_budget_exceeded: { status: 429, description: "A transfer or burn that the sender's sealed balance, less its pending debits, does not cover, from a caller (the token's `sub`) that has already submitted `FAILURE_BUDGET_PER_HOUR` such debits this clock hour: nothing is stored. Retry after `Retry-After` seconds (the next hour), or fund the account first." },
   internal_error: { status: 500, description: 'An unexpected error; the body says nothing about internals and the log has the details.' },
   service_overloaded: { status: 503, description: 'Too many submissions are waiting to be written; retry after `Retry-After` seconds.' },
   storage_unavailable: { status: 503, description: 'The store cannot take writes now (disk full, read-only, or unreachable); nothing was written — or, if the connection broke during the commit, a retry with the same `Idempotency-Key` settles it. Retry after `Retry-After` seconds.' },

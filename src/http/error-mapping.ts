@@ -2,7 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ConflictError, ForbiddenError, GoneError, InvalidRequestError, NotFoundError, OverloadedError, type FieldError } from '../domain/errors.js';
+import { BudgetExceededError, ConflictError, ForbiddenError, GoneError, InvalidRequestError, NotFoundError, OverloadedError, type FieldError } from '../domain/errors.js';
 import { AuthError } from '../auth/auth-error.js';
 import { ERROR_CATALOGUE, isErrorCode, type ErrorCode } from './error-catalogue.js';
 import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from './problem.js';
@@ -15,6 +15,9 @@ export function toHttpProblem(error: unknown): HttpProblem {
   if (error instanceof InvalidRequestError && isErrorCode(error.code)) {
     const errors = error.field === undefined ? undefined : [{ field: error.field, message: error.message }];
     return new HttpProblem(error.code, error.message, {}, errors);
+  }
+  if (error instanceof BudgetExceededError) {
+    return new HttpProblem(error.code, error.message, { 'retry-after': String(error.retry_after_s) });
   }
   if (error instanceof OverloadedError && isErrorCode(error.code)) {
     return new HttpProblem(error.code, error.message, { 'retry-after': String(error.retry_after_s) });

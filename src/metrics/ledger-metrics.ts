@@ -28,6 +28,7 @@ export class LedgerMetrics implements BlockSealObserver {
   private readonly seal_duration: Histogram;
   private readonly block_size: Histogram;
   private readonly token_cache: Counter<'result'>;
+  private readonly budget_refusals: Counter<'type'>;
   private readonly http_children = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>();
 
   constructor(registry: Registry = new Registry()) {
@@ -66,6 +67,13 @@ export class LedgerMetrics implements BlockSealObserver {
       labelNames: ['result'],
       registers,
     });
+    this.budget_refusals = new Counter({
+      name: 'tabula_failure_budget_refusals_total',
+      help: "Debits refused because they were not covered and their caller had spent its failure budget for the hour (FAILURE_BUDGET_PER_HOUR), by type",
+      labelNames: ['type'],
+      registers,
+    });
+    for (const type of ['transfer', 'burn']) this.budget_refusals.inc({ type }, 0);
     // Created up front so both series exist (at 0) from the start.
     this.token_cache.inc({ result: 'hit' }, 0);
     this.token_cache.inc({ result: 'miss' }, 0);
@@ -230,6 +238,7 @@ export class LedgerMetrics implements BlockSealObserver {
 
   submission(type: string, outcome: string, count = 1): void {
     this.submissions.inc({ type, outcome }, count);
+    if (outcome === 'failure_budget_exceeded') this.budget_refusals.inc({ type }, count);
   }
 
   tokenCacheLookup(hit: boolean): void {

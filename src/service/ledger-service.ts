@@ -4,7 +4,7 @@
  */
 import type { Block, BlockHeader } from '../domain/block.js';
 import { canonicalJson } from '../domain/canonical-json.js';
-import { assert, ConflictError, LedgerError, ForbiddenError, InvalidRequestError, NotFoundError, StorageUnavailableError } from '../domain/errors.js';
+import { assert, BudgetExceededError, ConflictError, LedgerError, ForbiddenError, InvalidRequestError, NotFoundError, StorageUnavailableError } from '../domain/errors.js';
 import { pendingTransaction, sha256, transactionsAuditPath } from '../domain/hashing.js';
 import { bytesToHex } from '../domain/hex.js';
 import { utf8Bytes } from '../domain/encoding.js';
@@ -16,7 +16,8 @@ import { CANDLE_LIMIT_MAX, type Candle, type CandleInterval } from '../market/ca
 import { POOL_FEE_BPS_DEFAULT, poolPriceUnits, priceTextToUnits, swapAmountOut, swapFee, type Reserves } from '../market/pool.js';
 import { BlockHeaderCache } from './block-header-cache.js';
 import { unixSeconds, type Clock } from './clock.js';
-import type { IdempotencyRecord, LedgerStore, PendingAppend } from './ledger-store.js';
+import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
+import type { AppendResult, IdempotencyRecord, LedgerStore, PendingAppend } from './ledger-store.js';
 import { NoncePool } from './nonce-pool.js';
 import type { SubmissionWriter } from './submission-writer.js';
 
@@ -85,6 +86,8 @@ export type LedgerServiceOptions = {
   native_price_units: bigint;
   /** The pool's fee, for quotes (the sealer applies the same); absent: the default. */
   pool_fee_bps?: number;
+  /** FAILURE_BUDGET_PER_HOUR: uncovered debits one subject may submit per clock hour (src/failure-budget). */
+  failure_budget_per_hour: number;
   /** Whether the store currently refuses writes (readiness fails while it does); absent: never. */
   storage?: { readonly failing: boolean };
 };
@@ -118,8 +121,9 @@ export class LedgerService {
     const idempotency = idempotency_key === undefined ? null : await this.claim(principal, idempotency_key, request);
     if (idempotency?.replay) return idempotency.replay;
     const transaction = this.createTransaction(request);
-    const result = await this.writer.append({ transaction, idempotency: idempotency?.claim ?? null });
+    const result = await this.writer.append({ transaction, idempotency: idempotency?.claim ?? null, failure_budget: this.chargeTo(principal) });
     if (result.kind === 'replay') return replay(result.record, idempotency?.claim.request_hash ?? '');
+    if (result.kind === 'refused') throw new BudgetExceededError(result.retry_after_s);
     return receiptOf(transaction);
   }
 
@@ -145,7 +149,7 @@ export class LedgerService {
           continue;
         }
         const transaction = this.createTransaction(request);
-        appends.push({ transaction, idempotency: idempotency?.claim ?? null });
+        appends.push({ transaction, idempotency: idempotency?.claim ?? null, failure_budget: this.chargeTo(principal) });
         appended.push({ index, transaction, request_hash: idempotency?.claim.request_hash ?? '' });
       } catch (error) {
         // A typed error refuses this item alone; anything else is a bug and fails the batch before anything is stored.
@@ -156,12 +160,16 @@ export class LedgerService {
     const results = await this.writer.appendMany(appends);
     results.forEach((result, position) => {
       const { index, transaction, request_hash } = appended[position] as (typeof appended)[number];
-      outcomes[index] = result.kind === 'stored' ? { ok: true, result: receiptOf(transaction) } : replayOutcome(result.record, request_hash);
+      outcomes[index] = outcomeOf(result, transaction, request_hash);
     });
     return outcomes;
   }
 
-  /** `field` names where the key came from: the header of a single submission, or a batch item's field. */
+  /** Uncovered debits are charged to the token's subject, admins included. */
+  private chargeTo(principal: Principal): FailureBudgetCharge {
+    return { subject: principal.sub, per_hour: this.options.failure_budget_per_hour };
+  }
+
   /**
    * How many distinct keys among `keys` the caller has already stored: items carrying them write
    * nothing (a replay, or 422 for another body). Lets a retried batch be charged only for what is new.
@@ -170,6 +178,7 @@ export class LedgerService {
     return this.store.countIdempotencyKeys(principal.sub, keys.slice(0, BATCH_TRANSACTIONS_MAX));
   }
 
+  /** `field` names where the key came from: the header of a single submission, or a batch item's field. */
   private async claim(principal: Principal, key: string, request: TransactionRequest, field = 'Idempotency-Key') {
     if (!isIdempotencyKey(key)) {
       throw new InvalidRequestError('invalid_idempotency_key', `${field} must be 1 to ${IDEMPOTENCY_KEY_LENGTH_MAX} visible ASCII characters`, field);
@@ -405,6 +414,12 @@ function requestHash(request: TransactionRequest): string {
 
 function receiptOf(transaction: Transaction): SubmitResult {
   return { receipt: { tx_hash: transaction.tx_hash, status: 'pending', timestamp: transaction.timestamp }, replayed: false };
+}
+
+function outcomeOf(result: AppendResult, transaction: Transaction, request_hash: string): BatchItemOutcome {
+  if (result.kind === 'stored') return { ok: true, result: receiptOf(transaction) };
+  if (result.kind === 'refused') return { ok: false, error: new BudgetExceededError(result.retry_after_s) };
+  return replayOutcome(result.record, request_hash);
 }
 
 function replayOutcome(record: IdempotencyRecord, request_hash: string): BatchItemOutcome {

@@ -6,11 +6,17 @@
 import type { Block, BlockHeader } from '../domain/block.js';
 import type { FailureCode, Transaction } from '../domain/transaction.js';
 import type { Candle, CandleInterval } from '../market/candles.js';
+import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
 
 /** A pending transaction to append, with its optional idempotency record. */
 export type PendingAppend = {
   transaction: Transaction;
   idempotency: { caller: string; key: string; request_hash: string } | null;
+  /**
+   * Whom an uncovered debit is charged to, and their budget per hour (src/failure-budget): checked and
+   * charged inside the append's write transaction. Absent or null: no budget applies (the service always sets it).
+   */
+  failure_budget?: FailureBudgetCharge | null;
 };
 
 export type IdempotencyRecord = {
@@ -21,8 +27,11 @@ export type IdempotencyRecord = {
   timestamp: number;
 };
 
-/** What happened to one append: stored, or an earlier submission already holds its idempotency key. */
-export type AppendResult = { kind: 'stored' } | { kind: 'replay'; record: IdempotencyRecord };
+/**
+ * What happened to one append: stored, an earlier submission already holds its idempotency key, or
+ * refused with nothing stored because it is an uncovered debit past its subject's failure budget.
+ */
+export type AppendResult = { kind: 'stored' } | { kind: 'replay'; record: IdempotencyRecord } | { kind: 'refused'; retry_after_s: number };
 
 export type BalanceChange = { user_id: string; token: string; units: bigint };
 
@@ -84,7 +93,10 @@ export type StoredEvent =
 export const EVENT_READ_LIMIT_MAX = 1000;
 
 export interface LedgerStore {
-  /** Appends pending transactions in order, in one durable commit. */
+  /**
+   * Appends pending transactions in order, in one durable commit. A debit that its sender's sealed
+   * balance less pending debits does not cover is charged to its `failure_budget`, or refused past it.
+   */
   appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]>;
   findIdempotency(caller: string, key: string): Promise<IdempotencyRecord | null>;
   /** How many of `keys` (distinct, at most BATCH_TRANSACTIONS_MAX) `caller` has stored, in one query. */

@@ -32,7 +32,7 @@ describe('the event log of a cluster of three instances', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase('postgres');
-    const env = { DATABASE_URL: database.url, JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '200', BLOCK_TXS_MAX: '500', RATE_LIMIT_MAX: '10000000' };
+    const env = { DATABASE_URL: database.url, JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '200', BLOCK_TXS_MAX: '500', RATE_LIMIT_MAX: '10000000', FAILURE_BUDGET_PER_HOUR: '1000000' };
     instances = await Promise.all(Array.from({ length: INSTANCES }, () => ServiceProcess.start({ env })));
     store = await database.open();
   });

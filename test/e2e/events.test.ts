@@ -18,7 +18,7 @@ describe('the event log across a SIGKILL (SQLite)', () => {
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    service = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '100', BLOCK_TXS_MAX: '300', RATE_LIMIT_MAX: '10000000' } });
+    service = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '100', BLOCK_TXS_MAX: '300', RATE_LIMIT_MAX: '10000000', FAILURE_BUDGET_PER_HOUR: '1000000' } });
   });
   afterAll(async () => {
     await service?.close();

@@ -16,7 +16,7 @@ import { ROOT, ServiceProcess } from '../support/service-process.js';
 const BIN = path.join(ROOT, 'dist/cli/tabula.js');
 const WORKERS = 8;
 const ACKNOWLEDGED_BEFORE_BACKUP_MIN = 300;
-const SERVICE_ENV = { JWT_SECRET: TEST_SECRET, RATE_LIMIT_MAX: '10000000', BLOCK_INTERVAL_MS: '50' };
+const SERVICE_ENV = { JWT_SECRET: TEST_SECRET, RATE_LIMIT_MAX: '10000000', FAILURE_BUDGET_PER_HOUR: '1000000', BLOCK_INTERVAL_MS: '50' };
 
 type Run = { status: number; stdout: string; stderr: string };
 

@@ -10,7 +10,8 @@ describe('POST /api/transactions/batch', () => {
   let alice: Client;
 
   beforeEach(async () => {
-    ledger = await startTestLedger();
+    // Batches of up to 1000 transfers from an unfunded sender: all within the failure budget.
+    ledger = await startTestLedger({ FAILURE_BUDGET_PER_HOUR: '100000' });
     alice = clientFor(ledger, await ledger.token('alice'));
   });
   afterEach(async () => { await ledger.close(); });

@@ -30,7 +30,7 @@ const SUBMIT_ERRORS = [
   'validation_failed', 'malformed_json', 'number_not_exact', 'invalid_amount', 'amount_not_positive', 'amount_not_exact', 'amount_too_precise',
   'amount_out_of_range', 'unsupported_token', 'unsupported_transaction_type', 'invalid_user_id', 'same_account', 'invalid_metadata',
   'metadata_too_large', 'invalid_idempotency_key', 'admin_required', 'not_account_owner', 'system_account', 'invalid_swap_account', 'payload_too_large', 'unsupported_media_type',
-  'idempotency_key_reused', 'service_overloaded', ...API_ERROR_CODES,
+  'idempotency_key_reused', 'failure_budget_exceeded', 'service_overloaded', ...API_ERROR_CODES,
 ] as const;
 
 /** A batch refuses as a whole only what it cannot read; each item's own errors are in its result. */

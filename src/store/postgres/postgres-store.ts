@@ -27,6 +27,7 @@ import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
+import { FAILURE_BUDGET_SQL, judgeAppends } from './postgres-failure-budget.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
 import { inTransaction, watchCheckedOut } from './transaction.js';
@@ -444,6 +445,18 @@ async function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(db: Querya
   }
 }
 
+/** The failure budget's statements (postgres-failure-budget.ts), run on `client` like the store's own. */
+function runIn(client: pg.PoolClient) {
+  return async <Row extends pg.QueryResultRow = pg.QueryResultRow>(name: keyof typeof FAILURE_BUDGET_SQL, values: unknown[]): Promise<pg.QueryResult<Row>> => {
+    try {
+      const query_timeout = name === 'settleBlock' ? STATEMENT_TIMEOUT_MS : undefined;
+      return await client.query<Row>({ name: `tabula_budget_${name}`, text: FAILURE_BUDGET_SQL[name], values, ...(query_timeout === undefined ? {} : { query_timeout }) });
+    } catch (error) {
+      throw translateFault(name, null, isPostgresStorageFault, error);
+    }
+  };
+}
+
 /**
  * Claims the batch's idempotency keys (in key order, so that two instances' batches never deadlock;
  * the earliest arrival wins a key that the batch holds twice), reads the records that earlier
@@ -467,7 +480,14 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
   }
   const results: AppendResult[] = [];
   const stored: PendingAppend['transaction'][] = [];
+  const refusals = await judgeAppends(runIn(client), batch.filter((item) => item.idempotency === null || won.has(item.transaction.tx_hash)));
+  const refused_hashes = new Map([...refusals].map(([item, retry_after_s]) => [item.transaction.tx_hash, retry_after_s]));
   for (const item of batch) {
+    const retry_after_s = refusals.get(item);
+    if (retry_after_s !== undefined) {
+      results.push({ kind: 'refused', retry_after_s });
+      continue;
+    }
     if (item.idempotency === null || won.has(item.transaction.tx_hash)) {
       stored.push(item.transaction);
       results.push({ kind: 'stored' });
@@ -475,7 +495,9 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
     }
     const record = holders.get(idempotencyId(item.idempotency.caller, item.idempotency.key));
     if (record === undefined) throw new Error(`idempotency key of ${item.transaction.tx_hash} was neither claimed nor found`);
-    results.push({ kind: 'replay', record });
+    // The key's holder in this very batch was refused (and its claim released): so is its repeat.
+    const holder_retry_after_s = refused_hashes.get(record.tx_hash);
+    results.push(holder_retry_after_s === undefined ? { kind: 'replay', record } : { kind: 'refused', retry_after_s: holder_retry_after_s });
   }
   if (stored.length > 0) {
     const before = await advanceEventCounter(client, stored.length, event_channel);
@@ -527,6 +549,7 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_chan
   if (commit.new_users.length > 0) await run(client, 'insertAccounts', [commit.new_users]);
   if (commit.active_users.length > 0) await run(client, 'touchAccounts', [header.timestamp, commit.active_users]);
   if (commit.candles !== undefined && commit.candles.length > 0) await putCandles(client, commit.candles);
+  await runIn(client)('settleBlock', [header.number]);
   // The block's events: its outcomes in position order, then its block.sealed.
   const before = await advanceEventCounter(client, header.transactions_count + 1, event_channel);
   await run(client, 'insertBlockEvents', [header.number, before + 1]);

@@ -248,6 +248,37 @@ CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint_id, id);
 `,
   },
   {
+    // The failure budget (src/failure-budget): running totals of each account's debits, appended (by
+    // submitters) and sealed (by the sealer; two tables, so the two never wait on each other's row
+    // locks), read in O(1) to tell whether a new debit is covered; and what each subject has been
+    // charged in the current hour. NUMERIC: totals may pass 2^63. Submitted totals start from the
+    // debits pending now, so that submitted − settled is always what is pending.
+    version: 5,
+    sql: `
+CREATE TABLE outgoing_submitted (
+  user_id TEXT NOT NULL,
+  token TEXT NOT NULL,
+  units NUMERIC NOT NULL CHECK (units >= 0),
+  PRIMARY KEY (user_id, token)
+);
+CREATE TABLE outgoing_settled (
+  user_id TEXT NOT NULL,
+  token TEXT NOT NULL,
+  units NUMERIC NOT NULL CHECK (units >= 0),
+  PRIMARY KEY (user_id, token)
+);
+CREATE TABLE failure_budgets (
+  subject TEXT NOT NULL,
+  window_start_s BIGINT NOT NULL,
+  charged INTEGER NOT NULL CHECK (charged >= 0),
+  PRIMARY KEY (subject, window_start_s)
+);
+INSERT INTO outgoing_submitted (user_id, token, units)
+  SELECT from_id, token, SUM(amount) FROM transactions
+  WHERE status = 'pending' AND type IN ('transfer', 'burn') GROUP BY from_id, token;
+`,
+  },
+  {
     // The market (src/market): swaps, their minimum and payout, each block's price and the running
     // USD volume of swaps, and the price candles kept as blocks are sealed. The widened CHECK is added
     // NOT VALID (every stored row already satisfies it), and nullable columns are instant to add.

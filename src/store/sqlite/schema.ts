@@ -217,6 +217,36 @@ CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts(endpoint_id, id);
 `,
   },
   {
+    // The failure budget (src/failure-budget): running totals of each account's debits, appended and
+    // sealed, so that whether a new debit is covered is read in O(1); and what each subject has been
+    // charged in the current hour. Totals are decimal text (they may pass 2^63); the submitted totals
+    // start from the debits pending now, so that submitted − settled is always what is pending.
+    version: 6,
+    sql: `
+CREATE TABLE outgoing_submitted (
+  user_id TEXT NOT NULL,
+  token TEXT NOT NULL,
+  units TEXT NOT NULL,
+  PRIMARY KEY (user_id, token)
+) WITHOUT ROWID;
+CREATE TABLE outgoing_settled (
+  user_id TEXT NOT NULL,
+  token TEXT NOT NULL,
+  units TEXT NOT NULL,
+  PRIMARY KEY (user_id, token)
+) WITHOUT ROWID;
+CREATE TABLE failure_budgets (
+  subject TEXT NOT NULL,
+  window_start_s INTEGER NOT NULL,
+  charged INTEGER NOT NULL CHECK (charged >= 0),
+  PRIMARY KEY (subject, window_start_s)
+) WITHOUT ROWID;
+INSERT INTO outgoing_submitted (user_id, token, units)
+  SELECT from_id, token, CAST(SUM(amount) AS TEXT) FROM transactions
+  WHERE status = 'pending' AND type IN ('transfer', 'burn') GROUP BY from_id, token;
+`,
+  },
+  {
     // The market (src/market): swaps, their minimum and payout, each block's price and the running
     // USD volume of swaps, and the price candles kept as blocks are sealed. SQLite cannot widen a CHECK
     // in place, so the transactions table is rebuilt (one copy of it, once, at start-up; see

@@ -32,6 +32,7 @@ import { collectEvents, type EventRows } from '../event-rows.js';
 import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { MIGRATIONS } from './schema.js';
+import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-budget.js';
 import { SqliteWebhookStore } from './sqlite-webhook-store.js';
 import { assert } from '../../domain/errors.js';
 
@@ -103,11 +104,13 @@ export class SqliteStore implements LedgerStore {
   /** The WAL file, opened once for fsync; null for an in-memory database. */
   private wal: Promise<fs.promises.FileHandle> | null;
   private readonly health: StorageHealthReporter | null;
+  private readonly failure_budget: SqliteFailureBudget;
 
   private constructor(db: Database.Database, wal_path: string | null, health: StorageHealthReporter | null) {
     this.db = db;
     this.health = health;
     this.statements = prepareStatements(db);
+    this.failure_budget = new SqliteFailureBudget(db);
     this.wal = wal_path === null ? null : fs.promises.open(wal_path, 'r');
     // Observed here so a failure is not an unhandled rejection; the first append still sees it and fails.
     this.wal?.catch(() => undefined);
@@ -136,7 +139,9 @@ export class SqliteStore implements LedgerStore {
     try {
       results = this.db.transaction(() => {
         const sequence = { next: this.lastEventSequence() + 1 };
-        const appended = batch.map((item) => this.appendOne(item, sequence));
+        const budget = this.failure_budget.begin();
+        const appended = batch.map((item) => this.appendOne(item, sequence, budget));
+        budget.finish();
         this.statements.setEventCounter.run(sequence.next - 1);
         return appended;
       })();
@@ -152,7 +157,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   /** Stores one item; a stored transaction takes `sequence.next` as the sequence of its accepted event. */
-  private appendOne(item: PendingAppend, sequence: { next: number }): AppendResult {
+  private appendOne(item: PendingAppend, sequence: { next: number }, budget: SqliteBudgetPass): AppendResult {
     const tx = item.transaction;
     if (item.idempotency !== null) {
       const claim = this.statements.claimIdempotency.run(
@@ -163,6 +168,8 @@ export class SqliteStore implements LedgerStore {
         return { kind: 'replay', record: row };
       }
     }
+    const refused = budget.admit(item);
+    if (refused !== null) return refused;
     this.statements.insertTransaction.run(
       tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, JSON.stringify(tx.metadata), tx.nonce, tx.timestamp, sequence.next,
       tx.min_receive_units, tx.token_out,
@@ -274,6 +281,7 @@ export class SqliteStore implements LedgerStore {
     for (const user_id of commit.new_users) s.insertAccount.run(user_id);
     for (const user_id of commit.active_users) s.touchAccount.run(header.timestamp, user_id);
     for (const candle of commit.candles ?? []) s.putCandle.run(...candleRow(candle));
+    this.failure_budget.settleBlock(header.number);
     // The block's events: its outcomes in position order, then its block.sealed.
     const first_sequence = this.lastEventSequence() + 1;
     s.insertBlockEvents.run(header.number, first_sequence);

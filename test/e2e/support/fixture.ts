@@ -39,6 +39,8 @@ export async function startEnvironment(options: EnvironmentOptions = {}): Promis
         RATE_LIMIT_MAX: '1000000',
         // The attack matrix sends hundreds of bad tokens from one address: it tests verification, not the flood cap.
         AUTH_FAILURES_MAX: '1000000',
+        // Load and crash scenarios overdraw on purpose, far past a failure budget (test/security covers it).
+        FAILURE_BUDGET_PER_HOUR: '1000000',
         BLOCK_INTERVAL_MS: '100',
         ...options.env,
       },

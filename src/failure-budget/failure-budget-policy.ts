@@ -1,0 +1,163 @@
+/**
+ * Failures cost the sender (issue 15): the pure decisions of the failure budget. A debit (a transfer
+ * or a burn; a mint never) is covered when its sender's sealed balance, less the debits still
+ * pending from that account, pays for it: a covered debit cannot fail for lack of funds whatever the
+ * order of sealing. An uncovered one may fail: it is charged to the submitting subject's budget for
+ * the clock hour, and refused, with nothing stored, once that budget is spent. So one subject makes
+ * the ledger keep at most `per_hour` failed records per hour (see docs/security.md).
+ */
+import type { TransactionType } from '../domain/transaction.js';
+
+/** FAILURE_BUDGET_PER_HOUR: the default, and the largest value accepted. */
+export const FAILURE_BUDGET_PER_HOUR_DEFAULT = 100;
+export const FAILURE_BUDGET_PER_HOUR_MAX = 1_000_000;
+export const BUDGET_WINDOW_S = 3600;
+
+/** Whom an append's uncovered debits are charged to (the token's `sub`), and that subject's budget per hour. */
+export type FailureBudgetCharge = { subject: string; per_hour: number };
+
+/** What the store knows of one account and token: its sealed balance and the running totals of its debits. */
+export type DebitTotals = {
+  /** Sealed balance, base units. */
+  balance_units: bigint;
+  /** Every debit ever appended from this account in this token. */
+  submitted_units: bigint;
+  /** Every debit of it sealed since (confirmed or failed). */
+  settled_units: bigint;
+};
+
+export type BudgetDecision = { kind: 'covered' } | { kind: 'charged' } | { kind: 'refused'; retry_after_s: number };
+
+export function isDebit(type: TransactionType): boolean {
+  // A swap pays `amount` of `token` out of `from` into the pool: a debit like a transfer's.
+  return type === 'transfer' || type === 'burn' || type === 'swap';
+}
+
+/** Debits appended and not sealed yet. */
+export function pendingDebits(totals: DebitTotals): bigint {
+  return totals.submitted_units - totals.settled_units;
+}
+
+/** Whether the sealed balance, less what is already pending, pays for `amount_units`. */
+export function isCovered(totals: DebitTotals, amount_units: bigint): boolean {
+  return totals.balance_units - pendingDebits(totals) >= amount_units;
+}
+
+/** The clock hour (its first second) that a transaction stamped `timestamp_s` is charged to. */
+export function budgetWindowStart(timestamp_s: number): number {
+  return timestamp_s - (timestamp_s % BUDGET_WINDOW_S);
+}
+
+/** Seconds from `timestamp_s` until the next window opens (at least 1). */
+export function secondsToNextWindow(timestamp_s: number): number {
+  return Math.max(1, budgetWindowStart(timestamp_s) + BUDGET_WINDOW_S - timestamp_s);
+}
+
+export function balanceTotalsKey(user_id: string, token: string): string {
+  return `${user_id}\u0000${token}`;
+}
+
+export function budgetKey(subject: string, window_start_s: number): string {
+  return `${subject}\u0000${window_start_s}`;
+}
+
+/** What the decisions of one write transaction read: the totals of each (account, token), and what each subject has used. */
+export type BudgetSources = {
+  totals(user_id: string, token: string): DebitTotals;
+  /** Uncovered debits already charged to `subject` in the window starting at `window_start_s`. */
+  charged(subject: string, window_start_s: number): number;
+};
+
+/** An append to judge: what it moves, and whom it is charged to (null: no budget applies). */
+export type BudgetItem = {
+  from: string;
+  token: string;
+  type: TransactionType;
+  amount_units: bigint;
+  timestamp: number;
+  charge: FailureBudgetCharge | null;
+};
+
+/**
+ * The decisions of one write transaction, item by item in arrival order: each debit that is stored
+ * counts as pending for the next ones, and each charge uses up the budget. Reads every total and
+ * budget once through `sources`; what changed is then written back by the store.
+ */
+export class BudgetPass {
+  private readonly sources: BudgetSources;
+  private readonly totals = new Map<string, { user_id: string; token: string; totals: DebitTotals; added_units: bigint }>();
+  private readonly budgets = new Map<string, { subject: string; window_start_s: number; charged: number; added: number }>();
+
+  constructor(sources: BudgetSources) {
+    this.sources = sources;
+  }
+
+  judge(item: BudgetItem): BudgetDecision {
+    if (!isDebit(item.type)) return { kind: 'covered' };
+    const account = this.totalsOf(item.from, item.token);
+    if (isCovered(account.totals, item.amount_units)) {
+      this.addDebit(account, item.amount_units);
+      return { kind: 'covered' };
+    }
+    if (item.charge === null) {
+      this.addDebit(account, item.amount_units);
+      return { kind: 'charged' };
+    }
+    const budget = this.budgetOf(item.charge.subject, budgetWindowStart(item.timestamp));
+    if (budget.charged >= item.charge.per_hour) return { kind: 'refused', retry_after_s: secondsToNextWindow(item.timestamp) };
+    budget.charged += 1;
+    budget.added += 1;
+    this.addDebit(account, item.amount_units);
+    return { kind: 'charged' };
+  }
+
+  /** The new submitted totals of the accounts whose debits this pass stored. */
+  submittedChanges(): Array<{ user_id: string; token: string; submitted_units: bigint; added_units: bigint }> {
+    return [...this.totals.values()]
+      .filter((entry) => entry.added_units > 0n)
+      .map((entry) => ({ user_id: entry.user_id, token: entry.token, submitted_units: entry.totals.submitted_units, added_units: entry.added_units }));
+  }
+
+  /** The subjects this pass charged, with their new count and what was added. */
+  budgetChanges(): Array<{ subject: string; window_start_s: number; charged: number; added: number }> {
+    return [...this.budgets.values()].filter((entry) => entry.added > 0).map((entry) => ({ ...entry }));
+  }
+
+  private addDebit(account: { totals: DebitTotals; added_units: bigint }, amount_units: bigint): void {
+    account.totals = { ...account.totals, submitted_units: account.totals.submitted_units + amount_units };
+    account.added_units += amount_units;
+  }
+
+  private totalsOf(user_id: string, token: string) {
+    const key = balanceTotalsKey(user_id, token);
+    let entry = this.totals.get(key);
+    if (entry === undefined) {
+      entry = { user_id, token, totals: this.sources.totals(user_id, token), added_units: 0n };
+      this.totals.set(key, entry);
+    }
+    return entry;
+  }
+
+  private budgetOf(subject: string, window_start_s: number) {
+    const key = budgetKey(subject, window_start_s);
+    let entry = this.budgets.get(key);
+    if (entry === undefined) {
+      entry = { subject, window_start_s, charged: this.sources.charged(subject, window_start_s), added: 0 };
+      this.budgets.set(key, entry);
+    }
+    return entry;
+  }
+}
+
+/** Per (account, token), the debits among `items` (sealed in one block): what settles. */
+export function settledDebits(items: ReadonlyArray<{ from: string; token: string; type: TransactionType; amount_units: bigint }>): Array<{ user_id: string; token: string; units: bigint }> {
+  const sums = new Map<string, { user_id: string; token: string; units: bigint }>();
+  for (const item of items) {
+    if (!isDebit(item.type)) continue;
+    const key = balanceTotalsKey(item.from, item.token);
+    const entry = sums.get(key);
+    if (entry === undefined) sums.set(key, { user_id: item.from, token: item.token, units: item.amount_units });
+    else entry.units += item.amount_units;
+  }
+  return [...sums.values()];
+}
