@@ -9,6 +9,7 @@ import { FAILURE_BUDGET_PER_HOUR_DEFAULT, FAILURE_BUDGET_PER_HOUR_MAX } from './
 import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/tokens.js';
 import { POOL_FEE_BPS_DEFAULT, POOL_FEE_BPS_MAX } from './market/pool.js';
 import { POSTGRES_TIMEOUTS_DEFAULT, SCHEMA_NAME_PATTERN, type PostgresTimeouts } from './store/postgres/connection.js';
+import { parseCheckpointKey, type CheckpointKey } from './checkpoints/checkpoint-key.js';
 import { chooseLogFormat, LOG_FORMAT_SETTINGS, type LogFormat, type LogFormatSetting } from './logging/log-format.js';
 
 /** PostgreSQL: `schema` comes from the URL's `?schema=` parameter (removed from `url`); null: the server's search_path. */
@@ -42,6 +43,8 @@ export type Config = {
   /** Where the embedded store and the development secret live. */
   data_dir: string;
   jwt: JwtConfig;
+  /** CHECKPOINT_SIGNING_KEY: signs checkpoints; undefined outside production means a development key in `data_dir`. */
+  checkpoint_signing_key: CheckpointKey | undefined;
   /** Proxies trusted to name the client in `X-Forwarded-For` (addresses or CIDR ranges); empty: none. */
   trust_proxy: string[];
   /** Requests with a token that fails verification one client address may make per minute; past it, refused before any check. */
@@ -166,6 +169,7 @@ export function loadConfig(env: Environment = process.env, runtime: ConfigRuntim
       stdout_terminal: runtime.stdout_terminal === true, production: node_env === 'production',
     }),
     metrics_token: metricsToken(env, 'METRICS_TOKEN'),
+    checkpoint_signing_key: checkpointKey(env, 'CHECKPOINT_SIGNING_KEY'),
     metrics_port: text(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 1, 65_535),
     cors_origins: origins(env, 'CORS_ORIGINS'),
     events: {
@@ -192,6 +196,9 @@ export function loadConfig(env: Environment = process.env, runtime: ConfigRuntim
     throw new ConfigError('JWT_ISSUER', 'NODE_ENV=production needs JWT_ISSUER, JWT_JWKS_URL or JWT_SECRET');
   }
   if (config.production) requireBoundTokens(config.jwt);
+  if (config.production && config.checkpoint_signing_key === undefined) {
+    throw new ConfigError('CHECKPOINT_SIGNING_KEY', 'NODE_ENV=production needs CHECKPOINT_SIGNING_KEY (base64 of a 32-byte Ed25519 seed, or a PKCS#8 PEM key) to sign checkpoints');
+  }
   return config;
 }
 
@@ -328,6 +335,16 @@ function secret(env: Environment, name: string): string | undefined {
     throw new ConfigError(name, 'must be at least 32 bytes long (HS256 needs a 256-bit key)');
   }
   return value;
+}
+
+function checkpointKey(env: Environment, name: string): CheckpointKey | undefined {
+  const value = text(env, name);
+  if (value === undefined) return undefined;
+  try {
+    return parseCheckpointKey(value);
+  } catch (error) {
+    throw new ConfigError(name, error instanceof Error ? error.message : 'is not a usable Ed25519 key');
+  }
 }
 
 function metricsToken(env: Environment, name: string): string | undefined {

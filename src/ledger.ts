@@ -11,6 +11,10 @@ import { readOrCreateDevSecret, devSecretPath } from './auth/dev-secret.js';
 import { createDevTokenSigner } from './auth/dev-token-signer.js';
 import { createTokenVerifier } from './auth/token-verifier.js';
 import { TokenRegistry } from './domain/tokens.js';
+import { CheckpointBuilder, type CheckpointExtensionProvider } from './checkpoints/checkpoint-builder.js';
+import { devCheckpointKeyPath, readOrCreateDevCheckpointKey } from './checkpoints/checkpoint-key.js';
+import { fillHistory } from './service/history-writer.js';
+import { HistoryService } from './service/history-service.js';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/rate-limit.js';
 import { FailOpenRateLimitStore, RedisRateLimitStore } from './http/redis-rate-limit.js';
 import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from './http/routes/events.js';
@@ -78,6 +82,8 @@ export type LedgerOptions = {
   event_stream_limits?: Partial<EventStreamLimits>;
   /** Overrides of the event hub's options (tests turn the backstop poll off to see the change signal work). */
   event_hub?: Partial<EventHubOptions>;
+  /** Extension lines for signed checkpoints (e.g. a balance commitment); default none. Their lines are signed. */
+  checkpoint_extensions?: readonly CheckpointExtensionProvider[];
 };
 
 /**
@@ -151,6 +157,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const observer = { blockSealed: (summary: SealedBlockSummary) => { metrics.blockSealed(summary); events.changed(); } };
   const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer });
   await producer.ensureGenesis();
+  const history = await startHistory(config, store, logger, options.checkpoint_extensions ?? []);
   await events.start();
   const publisher = config.events.nats === null ? null : new NatsPublisher(events, publisherLease(config, logger, options.store !== undefined), config.events.nats, logger);
   publisher?.start();
@@ -187,6 +194,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
     connection_limits: config.http_limits,
     cors_origins: config.cors_origins,
     webhooks: webhooks?.service,
+    history,
     events: {
       feed: events,
       limits: {
@@ -293,6 +301,24 @@ function explorerRoot(root: string | undefined, logger: Logger): string | undefi
   if (fs.existsSync(path.join(root, 'index.html'))) return root;
   logger.warn({ explorer_root: root }, 'the explorer is not built (run `npm run build`): serving the API only');
   return undefined;
+}
+
+/**
+ * The history tree, filled in for blocks that predate it (before the sealer starts), and the checkpoint
+ * signer: CHECKPOINT_SIGNING_KEY, or outside production a development key in the data folder.
+ */
+async function startHistory(
+  config: Config, store: LedgerStore, logger: Logger, extensions: readonly CheckpointExtensionProvider[],
+): Promise<{ history: HistoryService; checkpoints: CheckpointBuilder }> {
+  const filled = await fillHistory(store);
+  if (filled > 0) logger.info({ blocks: filled }, 'history tree filled in for blocks sealed before it existed');
+  let key = config.checkpoint_signing_key;
+  if (key === undefined) {
+    key = readOrCreateDevCheckpointKey(config.data_dir);
+    logger.warn({ key_file: devCheckpointKeyPath(config.data_dir), key_id: key.key_id }, 'no CHECKPOINT_SIGNING_KEY: checkpoints are signed with a development key');
+  }
+  const history = new HistoryService(store);
+  return { history, checkpoints: new CheckpointBuilder(store, history, key, extensions) };
 }
 
 /** The native symbol is part of every hash: it is fixed when the ledger is created. */

@@ -2,7 +2,19 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
+/** A checkpoint signing key: production needs one (issue 12). */
+const KEY = Buffer.alloc(32, 7).toString('base64');
+
 describe('configuration', () => {
+  it('needs CHECKPOINT_SIGNING_KEY in production, and refuses one that is not an Ed25519 key', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) })).toThrowError(/^CHECKPOINT_SIGNING_KEY:/);
+    expect(loadConfig({}).checkpoint_signing_key).toBeUndefined();
+    expect(loadConfig({ CHECKPOINT_SIGNING_KEY: KEY }).checkpoint_signing_key?.key_id).toMatch(/^[0-9a-f]{16}$/);
+    for (const bad of ['abc', Buffer.alloc(31).toString('base64'), '-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----']) {
+      expect(() => loadConfig({ CHECKPOINT_SIGNING_KEY: bad })).toThrowError(/^CHECKPOINT_SIGNING_KEY:/);
+    }
+  });
+
   it('has the documented defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
@@ -17,7 +29,7 @@ describe('configuration', () => {
     expect(loadConfig({}).host).toBe('127.0.0.1');
     expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
     expect(loadConfig({ JWT_JWKS_URL: 'https://idp.example.com/jwks' }).host).toBe('0.0.0.0');
-    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }).host).toBe('0.0.0.0');
+    expect(loadConfig({ NODE_ENV: 'production', CHECKPOINT_SIGNING_KEY: KEY, JWT_SECRET: 'x'.repeat(32) }).host).toBe('0.0.0.0');
   });
 
   it('reads the PostgreSQL deadlines on a silent database, within their bounds', () => {
@@ -113,7 +125,7 @@ describe('configuration', () => {
 
   it('refuses to start in production without JWT configuration', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrowError(/JWT_ISSUER/);
-    expect(loadConfig({ NODE_ENV: 'production', JWT_JWKS_URL: 'https://idp.example/jwks.json', JWT_ISSUER: 'https://idp.example/', JWT_AUDIENCE: 'tabula' }).production).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', CHECKPOINT_SIGNING_KEY: KEY, JWT_JWKS_URL: 'https://idp.example/jwks.json', JWT_ISSUER: 'https://idp.example/', JWT_AUDIENCE: 'tabula' }).production).toBe(true);
   });
 
   it('binds tokens in production: an identity provider needs JWT_AUDIENCE and JWT_ISSUER (issue 15)', () => {
@@ -122,7 +134,7 @@ describe('configuration', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', JWT_ISSUER: 'https://idp.example/' })).toThrowError(/^JWT_AUDIENCE:/);
     expect(() => loadConfig({ NODE_ENV: 'production', JWT_JWKS_URL: jwks, JWT_AUDIENCE: 'tabula' })).toThrowError(/^JWT_ISSUER:/);
     // A shared secret alone is no identity provider: nothing more is asked; outside production nothing either.
-    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'a-secret-that-is-at-least-32-bytes-long' }).jwt.audience).toBeUndefined();
+    expect(loadConfig({ NODE_ENV: 'production', CHECKPOINT_SIGNING_KEY: KEY, JWT_SECRET: 'a-secret-that-is-at-least-32-bytes-long' }).jwt.audience).toBeUndefined();
     expect(loadConfig({ JWT_JWKS_URL: jwks }).jwt.jwks_url).toBe(jwks);
   });
 

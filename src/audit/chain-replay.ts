@@ -31,7 +31,8 @@ export type DiscrepancyCode =
   | 'totals_mismatch'
   | 'balance_mismatch'
   | 'account_mismatch'
-  | 'unsealed_transaction_invalid';
+  | 'unsealed_transaction_invalid'
+  | 'history_tree_mismatch';
 
 /** The first thing found that the database and the replay disagree on. */
 export type Discrepancy = { code: DiscrepancyCode; block_number: number | null; tx_hash: string | null; reason: string };

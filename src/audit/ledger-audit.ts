@@ -14,6 +14,7 @@ import type { Transaction } from '../domain/transaction.js';
 import type { StoredBlockHeader } from '../service/ledger-store.js';
 import { AUDIT_BLOCK_PAGE_MAX, AUDIT_ROW_PAGE_MAX, type AuditReader, type BalanceKey } from './audit-reader.js';
 import { ChainReplay, discrepancy, type Discrepancy } from './chain-replay.js';
+import { HistoryAudit } from './history-audit.js';
 
 export type AuditSummary = {
   /** The newest block audited (null: the database holds no chain). */
@@ -65,6 +66,7 @@ export async function auditLedger(reader: AuditReader, options: AuditOptions = {
 /** Blocks 0..latest in pages; each page's transactions read a group of blocks at a time. */
 async function auditChain(reader: AuditReader, replay: ChainReplay, latest: StoredBlockHeader, options: AuditOptions): Promise<Discrepancy | null> {
   let from = 0;
+  const history = new HistoryAudit(reader);
   while (from <= latest.number) {
     const headers = await reader.blocks(from, Math.min(AUDIT_BLOCK_PAGE_MAX, latest.number - from + 1));
     if (headers.length === 0) return discrepancy('block_number_mismatch', from, null, `block ${from} is missing`);
@@ -79,6 +81,9 @@ async function auditChain(reader: AuditReader, replay: ChainReplay, latest: Stor
       if (found !== null) return found;
       options.on_progress?.(replay.transactions_replayed, latest.totals.transactions);
     }
+    // The page's blocks replayed (their hashes recomputed): the history tree over them must match.
+    const tree = await history.page(headers);
+    if (tree !== null) return tree;
     from = (headers.at(-1) as StoredBlockHeader).number + 1;
   }
   return null;

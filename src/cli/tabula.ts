@@ -11,6 +11,7 @@ import { clientSettings, readEnvironment, URL_DEFAULT, UsageError, type Environm
 import { balanceCommand, blockCommand, blocksCommand, historyCommand, statsCommand, submitCommand, transactionCommand, type Context } from './commands.js';
 import type { Output } from './output.js';
 import { verifyCommand } from './verify-command.js';
+import { checkpointCommand, verifySinceCommand, witnessCommand, type ClientMaker } from './checkpoint-commands.js';
 import { watchCommand } from './watch-command.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -38,7 +39,9 @@ const COMMAND_OPTIONS: Record<string, Options> = {
   blocks: { limit: { type: 'string' }, offset: { type: 'string' } },
   block: {},
   stats: {},
-  verify: { from: { type: 'string' }, to: { type: 'string' }, progress: { type: 'boolean', default: false } },
+  verify: { from: { type: 'string' }, to: { type: 'string' }, progress: { type: 'boolean', default: false }, since: { type: 'string' }, 'public-key': { type: 'string' } },
+  checkpoint: { out: { type: 'string' }, 'public-key': { type: 'string' } },
+  witness: { peers: { type: 'string', multiple: true }, 'public-key': { type: 'string' } },
   watch: { types: { type: 'string' }, account: { type: 'string' }, after: { type: 'string' }, limit: { type: 'string' }, verify: { type: 'boolean', default: false } },
 };
 
@@ -59,6 +62,14 @@ export const HELP = `tabula: the command line of the Tabula ledger
   tabula verify [--from <n>] [--to <n>] [--progress]
                                                  walk the chain, recompute every root, hash and link
   tabula verify <tx_hash>                        recompute a transaction's hash and check its inclusion proof
+  tabula checkpoint [--out <file>] [--public-key <base64>]
+                                                 fetch the latest signed checkpoint, verify its signature (with
+                                                 --public-key, else the service's published key), store it in <file>
+  tabula verify --since <file> [--public-key <base64>]
+                                                 prove the service's latest history extends the stored checkpoint
+                                                 (one consistency proof, O(log n)); a fork exits 3
+  tabula witness --peers <url> --peers <url>... [--public-key <base64>]
+                                                 compare several instances' (or observers') checkpoints
   tabula watch [--types <type,...>] [--account <user>] [--after <sequence>] [--limit <n>] [--verify]
                                                  follow the event log live, one line per event (reconnects and
                                                  resumes by itself); from --after (0: the first event), else from
@@ -128,16 +139,20 @@ async function clientCommand(command: string, args: string[], io: Io): Promise<n
   if (options === undefined) throw new UsageError(`unknown command "${command}"; see tabula --help`);
   const { values, positionals } = parseArgs({ args, options: { ...CLIENT_OPTIONS, ...options }, allowPositionals: true, strict: true });
   const settings = clientSettings({ url: text(values.url), token: text(values.jwt), 'api-key': text(values['api-key']), 'timeout-ms': text(values['timeout-ms']) }, io.env);
-  const client = new TabulaClient({
-    baseUrl: settings.url,
+  const make: ClientMaker = (url, trust) => new TabulaClient({
+    baseUrl: url ?? settings.url,
     timeoutMs: settings.timeout_ms,
     ...(settings.token === undefined ? {} : { jwt: settings.token }),
     ...(settings.api_key === undefined ? {} : { apiKey: settings.api_key }),
     // A long verify may meet the rate limit: wait out its Retry-After rather than give up.
     ...(command === 'verify' ? { retry: { max_delay_ms: VERIFY_RETRY_DELAY_MS_MAX } } : {}),
+    ...(trust === undefined ? {} : { trust }),
   });
+  const client = make(null);
   const context: Context = { client, out: { json: values.json === true, stdout: io.stdout, stderr: io.stderr }, values, positionals };
   switch (command) {
+    case 'checkpoint': return checkpointCommand(context, make);
+    case 'witness': return witnessCommand(context, make, Array.isArray(values.peers) ? values.peers.map(String) : []);
     case 'submit': await submitCommand(context); return 0;
     case 'tx': await transactionCommand(context); return 0;
     case 'balance': await balanceCommand(context); return 0;
@@ -146,7 +161,7 @@ async function clientCommand(command: string, args: string[], io: Io): Promise<n
     case 'block': await blockCommand(context); return 0;
     case 'stats': await statsCommand(context); return 0;
     case 'watch': return watchCommand(context, stopSignal());
-    default: return verifyCommand(context);
+    default: return typeof values.since === 'string' ? verifySinceCommand(context, make, values.since) : verifyCommand(context);
   }
 }
 

@@ -276,3 +276,64 @@ export const ExplorerConfigSchema = Type.Object({
   native_symbol: Type.String(),
   dev_tokens: Type.Boolean({ description: 'whether POST /dev/token exists on this server' }),
 });
+
+const HistorySize = Type.Integer({ minimum: 1, description: 'a history size: the number of blocks 0 … size − 1 it holds' });
+const AuditPath = Type.Array(Hash, { description: 'RFC 6962 PATH(leaf_index, D[size]) in the history tree, nearest sibling first' });
+
+export const HistoryInclusionSchema = Type.Object({
+  size: HistorySize,
+  history_root: Hash,
+  leaf_index: Type.Integer({ minimum: 0, description: 'the block number' }),
+  audit_path: AuditPath,
+}, { description: 'The inclusion of the block in the history tree of `size` blocks, whose root is `history_root`' });
+
+export const TransactionProofSchema = Type.Object({
+  ...ProofSchema.properties,
+  history: Type.Optional(HistoryInclusionSchema),
+}, { examples: ProofSchema.examples });
+
+export const BlockProofSchema = Type.Object({
+  block_number: Type.Integer({ minimum: 0 }),
+  block_hash: Hash,
+  size: HistorySize,
+  leaf_index: Type.Integer({ minimum: 0 }),
+  audit_path: AuditPath,
+}, { examples: [{ block_number: 7, block_hash: EXAMPLE_BLOCK_HASH, size: 9, leaf_index: 7, audit_path: EXAMPLE_PATH }] });
+
+export const ConsistencyProofSchema = Type.Object({
+  from: HistorySize,
+  to: HistorySize,
+  proof: Type.Array(Hash, { description: 'RFC 9162 section 2.1.4 PROOF(from, D[to]); empty when from = to' }),
+}, { examples: [{ from: 3, to: 9, proof: EXAMPLE_PATH }] });
+
+export const CheckpointSchema = Type.Object({
+  size: HistorySize,
+  history_root: Hash,
+  block_number: Type.Integer({ minimum: 0, description: 'size − 1: the newest block of this history' }),
+  block_hash: Hash,
+  timestamp: Type.Integer({ description: 'the block\'s timestamp (seconds): the same on every instance' }),
+  note: Type.String({ description: 'the signed text: origin line, size, base64 history root, then extension lines, each ending in a newline' }),
+  signature: Type.String({ description: 'base64 Ed25519 signature over the UTF-8 bytes of `note`' }),
+  key_id: Type.String({ pattern: '^[0-9a-f]{16}$', description: 'first 8 bytes of SHA-256 over the raw public key, hex' }),
+}, {
+  examples: [{
+    size: 8, history_root: EXAMPLE_ROOT, block_number: 7, block_hash: EXAMPLE_BLOCK_HASH, timestamp: 1767225600,
+    note: `tabula/${EXAMPLE_BLOCK_HASH}\n8\nq83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA=\nblock 7 ${EXAMPLE_BLOCK_HASH} 1767225600\n`,
+    signature: 'x0ClPFMn9wsSBmhBL1N2Ru5m2R9SgUQYPuvH4vsj3l+B7Rjkx5BZ8MH2Ni4G6gLW6Ur1L1J4K8tt1bE2x3gNAw==', key_id: '7d3f0c1b2a968e45',
+  }],
+});
+
+export const CheckpointKeySchema = Type.Object({
+  algorithm: Type.Literal('Ed25519'),
+  public_key: Type.String({ description: 'base64 of the raw 32-byte Ed25519 public key' }),
+  key_id: Type.String({ pattern: '^[0-9a-f]{16}$' }),
+}, { examples: [{ algorithm: 'Ed25519', public_key: '6kpsY+KcUgq+9VB7Ey7F+ZVHdq6+vnuSQh7qaRRG0iw=', key_id: '7d3f0c1b2a968e45' }] });
+
+export const HistorySizeQuerySchema = Type.Object({
+  size: Type.Optional(Type.String({ description: 'history size, an integer ≥ 1; default: the latest', examples: ['10'] })),
+});
+
+export const ConsistencyQuerySchema = Type.Object({
+  from: Type.String({ description: 'the older history size, an integer ≥ 1', examples: ['10'] }),
+  to: Type.String({ description: 'the newer history size, an integer ≥ from', examples: ['4000'] }),
+});

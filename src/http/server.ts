@@ -30,6 +30,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { priceRoutes } from './routes/price.js';
 import { statsRoutes } from './routes/stats.js';
 import { transactionRoutes } from './routes/transactions.js';
+import { checkpointKeyRoutes, historyRoutes, type HistoryRouteOptions } from './routes/history.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 
@@ -76,6 +77,8 @@ export type ServerDependencies = {
   webhooks?: WebhookService | undefined;
   /** Routes being retired, answered with `Deprecation` and `Sunset` headers (default: none). */
   deprecations?: DeprecationTable | undefined;
+  /** When set, the history tree's proofs and signed checkpoints are served (and transaction proofs carry `history`). */
+  history?: HistoryRouteOptions | undefined;
   /** Timeouts and the connection cap (default: DEFAULT_CONNECTION_LIMITS). */
   connection_limits?: ConnectionLimits | undefined;
 };
@@ -96,6 +99,7 @@ export async function buildServer(deps: ServerDependencies) {
   if (deps.explorer_root !== undefined) {
     await app.register(explorerRoutes, { root: deps.explorer_root, native_symbol: deps.tokens.native.symbol, dev_tokens: deps.dev_tokens !== undefined });
   }
+  if (deps.history !== undefined) await app.register(checkpointKeyRoutes, { checkpoints: deps.history.checkpoints });
   if (deps.metrics_route !== null) await app.register(metricsRoutes, { metrics: deps.metrics, token: deps.metrics_route.token });
   await app.register(async (api) => {
     const deprecations = deps.deprecations ?? NO_DEPRECATIONS;
@@ -104,11 +108,12 @@ export async function buildServer(deps: ServerDependencies) {
       done();
     });
     api.addHook('onRequest', (request, reply) => guard(deps, request, reply));
-    await api.register(transactionRoutes, { service: deps.service, tokens: deps.tokens, metrics: deps.metrics, rate_limiter: deps.rate_limiter, clock: deps.clock });
+    await api.register(transactionRoutes, { service: deps.service, tokens: deps.tokens, metrics: deps.metrics, rate_limiter: deps.rate_limiter, clock: deps.clock, history: deps.history?.history });
     await api.register(accountRoutes, { service: deps.service, tokens: deps.tokens });
     await api.register(blockRoutes, { service: deps.service });
     await api.register(statsRoutes, { service: deps.service });
     await api.register(priceRoutes, { service: deps.service, tokens: deps.tokens });
+    if (deps.history !== undefined) await api.register(historyRoutes, deps.history);
     if (deps.events !== undefined) await api.register(eventRoutes, deps.events);
     if (deps.webhooks !== undefined) await api.register(webhookRoutes, { service: deps.webhooks });
   }, { prefix: '/api' });

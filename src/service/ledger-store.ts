@@ -4,6 +4,7 @@
  * All amounts are bigint base units.
  */
 import type { Block, BlockHeader } from '../domain/block.js';
+import type { HistoryNode, NodeKey } from '../domain/history-tree.js';
 import type { FailureCode, Transaction } from '../domain/transaction.js';
 import type { Candle, CandleInterval } from '../market/candles.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
@@ -120,12 +121,22 @@ export interface LedgerStore {
   balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]>;
   /** Users among `user_ids` that the ledger has seen before. */
   knownUsers(user_ids: readonly string[]): Promise<Set<string>>;
-  /** Writes a block and everything it decides in one store transaction; fails if the number is taken. */
+  /**
+   * Writes a block and everything it decides in one store transaction, its history-tree nodes included
+   * (see src/service/history-writer.ts); fails if the number is taken.
+   */
   commitBlock(commit: BlockCommit): Promise<void>;
   /** The stored candles of the given buckets (at most one per key; a missing bucket is absent). */
   candlesAt(keys: ReadonlyArray<{ interval: CandleInterval; start: number }>): Promise<Candle[]>;
   /** The newest `limit` candles of `interval`, oldest first: one index range, whatever the history. */
   candles(interval: CandleInterval, limit: number): Promise<Candle[]>;
+
+  /** The stored history-tree nodes among `keys` (src/domain/history-tree.ts), in one read; absent ones are left out. */
+  historyNodes(keys: readonly NodeKey[]): Promise<HistoryNode[]>;
+  /** How many blocks the history tree holds (0 … latest block number + 1). */
+  historySize(): Promise<number>;
+  /** Appends these blocks (the next ones, in order) to the history tree in one transaction: filling in a ledger that predates it. */
+  appendHistory(leaves: ReadonlyArray<{ number: number; hash: string }>): Promise<void>;
 
   balances(user_id: string): Promise<Map<string, bigint>>;
   getBlock(number: number): Promise<Block | null>;

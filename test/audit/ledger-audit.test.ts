@@ -116,6 +116,12 @@ const TAMPERINGS: Tampering[] = [
     reason: /^account carol has last_transfer_at \d+, but the replay gives \d+$/,
   },
   {
+    name: 'a node of the history tree (issue 12)',
+    sql: () => 'UPDATE history_nodes SET hash = (SELECT hash FROM history_nodes WHERE level = 0 AND idx = 3) WHERE level = 1 AND idx = 0',
+    expected: () => ({ code: 'history_tree_mismatch', block_number: 1, tx_hash: null }),
+    reason: /^history node 1:0 \(level:index\) is stored as 0x[0-9a-f]{64}, but the blocks give 0x[0-9a-f]{64}$/,
+  },
+  {
     name: 'a pending transaction',
     sql: (h) => `UPDATE transactions SET to_id = 'mallory' WHERE tx_hash = '${h.pending}'`,
     expected: (h) => ({ code: 'transaction_hash_mismatch', block_number: null, tx_hash: h.pending }),

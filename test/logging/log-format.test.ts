@@ -25,7 +25,7 @@ describe('log format', () => {
     expect(loadConfig({ LOG_FORMAT: 'json' }, { stdout_terminal: true }).log_format).toBe('json');
     expect(loadConfig({ LOG_FORMAT: 'pretty' }).log_format).toBe('pretty');
     expect(loadConfig({ LOG_FORMAT: 'auto' }, { stdout_terminal: true }).log_format).toBe('pretty');
-    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }, { stdout_terminal: true }).log_format).toBe('json');
+    expect(loadConfig({ NODE_ENV: 'production', CHECKPOINT_SIGNING_KEY: Buffer.alloc(32, 7).toString('base64'), JWT_SECRET: 'x'.repeat(32) }, { stdout_terminal: true }).log_format).toBe('json');
     for (const bad of ['text', 'JSON', 'pino-pretty']) expect(() => loadConfig({ LOG_FORMAT: bad }), bad).toThrowError(/^LOG_FORMAT: must be one of json, pretty, auto/);
   });
 

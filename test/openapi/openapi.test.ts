@@ -54,7 +54,7 @@ describe('OpenAPI document', () => {
   it('describes every registered route, and nothing that is not one', () => {
     const documented = new Set(operations().map(([path, method]) => `${method.toUpperCase()} ${path}`));
     const registered = ledger.app.registeredRoutes.filter((route) => !route.hidden);
-    expect(registered).toHaveLength(38); // 23 operations and the HEAD of each of the 15 GETs
+    expect(registered).toHaveLength(46); // 27 operations and the HEAD of each of the 19 GETs
     for (const route of registered) {
       const path = route.url.replace(/:([A-Za-z]+)/g, '{$1}');
       // HEAD is GET without a body (RFC 9110), which Fastify adds to every GET route by itself.
@@ -69,6 +69,7 @@ describe('OpenAPI document', () => {
       'DELETE /api/webhooks/{id}', 'GET /api/transactions/{hash}/proof', 'GET /api/webhooks', 'GET /api/webhooks/{id}', 'GET /api/webhooks/{id}/deliveries', 'GET /healthz', 'GET /readyz',
       'PATCH /api/webhooks/{id}', 'POST /api/transactions/batch', 'POST /api/transactions/submit', 'POST /api/webhooks',
       'POST /api/webhooks/{id}/deliveries/{eventId}/retry', 'POST /api/webhooks/{id}/replay', 'POST /api/webhooks/{id}/rotate-secret',
+      'GET /api/chain/consistency', 'GET /api/blocks/{number}/proof', 'GET /api/checkpoint', 'GET /.well-known/tabula-checkpoint-key',
     ].sort());
   });
 
@@ -77,8 +78,8 @@ describe('OpenAPI document', () => {
     expect(ids).toEqual([
       'createWebhook', 'deleteWebhook', 'getBalance', 'getBlock', 'getPriceHistory', 'getPriceQuote', 'getProof', 'getStats', 'getTransaction', 'getWebhook', 'health', 'listAccountTransactions', 'listBlocks',
       'listWebhookDeliveries', 'listWebhooks', 'ready', 'replayWebhook', 'retryWebhookDelivery', 'rotateWebhookSecret', 'streamEvents', 'submitBatch', 'submitTransaction',
-      'updateWebhook',
-    ]);
+      'updateWebhook', 'getConsistencyProof', 'getBlockProof', 'getCheckpoint', 'getCheckpointKey',
+    ].sort());
     for (const [path, , operation] of operations()) {
       expect(operation.summary, path).toBeTruthy();
       for (const name of path.match(/\{([A-Za-z]+)\}/g) ?? []) {

@@ -6,6 +6,7 @@
 import { SignJWT } from 'jose';
 import pino from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
+import { TEST_CHECKPOINT_KEY } from './service-process.js';
 import { startLedger, type Ledger } from '../../src/ledger.js';
 import type { EventStreamLimits } from '../../src/http/routes/events.js';
 import type { Clock } from '../../src/service/clock.js';
@@ -31,6 +32,7 @@ export async function startTestLedger(
   const config = loadConfig({
     DATABASE_URL: database.url,
     JWT_SECRET: TEST_SECRET,
+    CHECKPOINT_SIGNING_KEY: TEST_CHECKPOINT_KEY,
     BLOCK_INTERVAL_MS: '3600000',
     LOG_LEVEL: 'silent',
     ...env,

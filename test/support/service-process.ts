@@ -310,6 +310,9 @@ function makeDataDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-e2e-'));
 }
 
+/** A fixed checkpoint signing key (issue 12), so that production-mode tests start and checkpoints are reproducible. */
+export const TEST_CHECKPOINT_KEY = 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=';
+
 /** The defaults, then the caller's `env` (PORT and HOST are the caller's to add). */
 function serviceEnvironment(data_dir: string, env: Record<string, string>): Record<string, string> {
   return {
@@ -319,6 +322,7 @@ function serviceEnvironment(data_dir: string, env: Record<string, string>): Reco
     LOG_LEVEL: 'info',
     BLOCK_INTERVAL_MS: '50',
     DATABASE_URL: `sqlite:${path.join(data_dir, DATABASE_FILE)}`,
+    CHECKPOINT_SIGNING_KEY: TEST_CHECKPOINT_KEY,
     ...env,
   };
 }

@@ -3,14 +3,15 @@
  * returns. Runs wherever `fetch` and WebCrypto do (Node ≥ 20, browsers).
  */
 import { isHash } from '../../../src/domain/hex.js';
-import { ResponseFormatError, VerificationError, WaitTimeoutError } from './errors.js';
+import { ResponseFormatError, VerificationError, WaitTimeoutError, type SignedCheckpoint } from './errors.js';
+import { LightClient, type TrustAnchor, type TrustOptions } from './light-client.js';
 import { streamEvents } from './event-stream.js';
 import { EventVerifier } from './event-verification.js';
 import { parseWithExactNumbers, topLevelArrayItemTexts } from './exact-json.js';
 import { ATTEMPTS_MAX, problemFrom, sleep, Transport, type Answer, type RequestSpec, type RetryOptions, type TokenProvider } from './transport.js';
 import type {
-  AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockPage, ChainVerification, EventsOptions, HealthStatus,
-  InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, TabulaEvent, Transaction,
+  AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockHistoryProof, BlockPage, ChainVerification,
+  CheckpointKey, ConsistencyProof, EventsOptions, HealthStatus, InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, TabulaEvent, Transaction,
 } from './types.js';
 import { verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';
 
@@ -26,6 +27,13 @@ export type TabulaClientOptions = {
   retry?: RetryOptions;
   /** Defaults to the global `fetch`. */
   fetch?: typeof fetch;
+  /**
+   * Makes this a light client: every `verifyInclusion` / `verifyTransaction` also checks the block
+   * against a signed checkpoint it trusts, advanced only through verified consistency proofs (a
+   * rewritten or forked history throws `ForkDetectedError`, a stale or unsigned checkpoint a
+   * `VerificationError`).
+   */
+  trust?: TrustOptions;
 };
 
 export type WaitOptions = { timeoutMs?: number; intervalMs?: number; signal?: AbortSignal };
@@ -53,6 +61,7 @@ const STATS_AMOUNTS = ['native_price', 'trading_volume_24h'];
 
 export class TabulaClient {
   private readonly transport: Transport;
+  private readonly light: LightClient | null;
 
   constructor(options: TabulaClientOptions) {
     const base_url = new URL(options.baseUrl).toString().replace(/\/+$/, '');
@@ -71,6 +80,47 @@ export class TabulaClient {
       },
       fetch: fetcher,
     });
+    this.light = options.trust === undefined ? null : new LightClient({
+      checkpoint: (size) => this.getCheckpoint(size),
+      consistency: (from, to) => this.getConsistencyProof(from, to),
+      blockProof: (number, size) => this.getBlockProof(number, size),
+    }, options.trust);
+  }
+
+  /** `GET /api/checkpoint[?size=n]`: a signed checkpoint (not verified here: see `advanceCheckpoint`). */
+  async getCheckpoint(size?: number, options: { signal?: AbortSignal } = {}): Promise<SignedCheckpoint> {
+    return json(await this.get(`/api/checkpoint${size === undefined ? '' : `?size=${positiveInteger(size, 'size')}`}`, options)) as SignedCheckpoint;
+  }
+
+  /** `GET /api/chain/consistency?from&to`: the RFC 9162 proof that history `to` extends history `from`. */
+  async getConsistencyProof(from: number, to: number, options: { signal?: AbortSignal } = {}): Promise<ConsistencyProof> {
+    return json(await this.get(`/api/chain/consistency?from=${positiveInteger(from, 'from')}&to=${positiveInteger(to, 'to')}`, options)) as ConsistencyProof;
+  }
+
+  /** `GET /api/blocks/{number}/proof[?size=n]`: the block's inclusion in the history tree. */
+  async getBlockProof(number: number, size?: number, options: { signal?: AbortSignal } = {}): Promise<BlockHistoryProof> {
+    const query = size === undefined ? '' : `?size=${positiveInteger(size, 'size')}`;
+    return json(await this.get(`/api/blocks/${blockNumber(number)}/proof${query}`, options)) as BlockHistoryProof;
+  }
+
+  /** `GET /.well-known/tabula-checkpoint-key`: the key the service signs checkpoints with (compare it with one obtained out of band). */
+  async getCheckpointKey(options: { signal?: AbortSignal } = {}): Promise<CheckpointKey> {
+    return json(await this.get('/.well-known/tabula-checkpoint-key', { ...options, auth: false })) as CheckpointKey;
+  }
+
+  /** The checkpoint this light client trusts now (null before the first); needs `trust`. */
+  async trustedCheckpoint(): Promise<SignedCheckpoint | null> {
+    return this.requireTrust().trusted();
+  }
+
+  /** Fetches the latest checkpoint, verifies its signature and its consistency with the trusted one, and trusts it; needs `trust`. */
+  async advanceCheckpoint(): Promise<SignedCheckpoint> {
+    return this.requireTrust().advance();
+  }
+
+  private requireTrust(): LightClient {
+    if (this.light === null) throw new TypeError('this needs a client made with `trust: { publicKey }`');
+    return this.light;
   }
 
   /** `GET /healthz`: the process is up. No token needed. */
@@ -209,8 +259,12 @@ export class TabulaClient {
   }
 
   /** Recomputes a transaction's hash from its record (exact amount, metadata, nonce, timestamp). */
-  async verifyTransaction(transaction: Transaction): Promise<void> {
+  async verifyTransaction(transaction: Transaction): Promise<{ anchor: TrustAnchor | null }> {
     await verifyTransaction(transaction);
+    // A light client also proves a sealed transaction into its block and the block into the trusted history.
+    if (this.light === null || transaction.block_number === null) return { anchor: null };
+    const { anchor } = await this.verifyInclusion(await this.getProof(transaction.tx_hash));
+    return { anchor };
   }
 
   /**
@@ -219,10 +273,12 @@ export class TabulaClient {
    * fetched unless given; pass one from `verifyChain` to anchor the proof to a chain you verified
    * (a server that forges a whole block can only be caught against such an anchor).
    */
-  async verifyInclusion(proof: InclusionProof, options: { header?: BlockHeader; signal?: AbortSignal } = {}): Promise<{ header: BlockHeader }> {
+  async verifyInclusion(proof: InclusionProof, options: { header?: BlockHeader; signal?: AbortSignal } = {}): Promise<{ header: BlockHeader; anchor: TrustAnchor | null }> {
     const header = options.header ?? headerOf(await this.getBlock(proof.block_number, { ...(options.signal ? { signal: options.signal } : {}) }));
     await verifyInclusionAgainst(proof, header);
-    return { header };
+    // A light client then proves the header's hash into the history of its trusted signed checkpoint.
+    const anchor = this.light === null ? null : await this.light.verifyBlockHash(header.number, header.hash);
+    return { header, anchor };
   }
 
   /**
@@ -379,6 +435,16 @@ function exact(answer: Answer, amount_fields: readonly string[]): Record<string,
   } catch (error) {
     throw new ResponseFormatError(`the service answered ${answer.status} with a body that is not a JSON object`, { cause: error });
   }
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be an integer ≥ 1`);
+  return value;
+}
+
+function blockNumber(value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError('a block number is an integer ≥ 0');
+  return value;
 }
 
 function checkedHash(hash: string): string {

@@ -85,7 +85,9 @@ export class WaitTimeoutError extends TabulaError {
 export class ResponseFormatError extends TabulaError {}
 
 /** `event_sequence_gap`: the event stream skipped, repeated or reordered a sequence. */
-export type VerificationCode = CheckCode | 'record_mismatch' | 'event_sequence_gap';
+export type VerificationCode =
+  | CheckCode | 'record_mismatch' | 'event_sequence_gap'
+  | 'checkpoint_signature_invalid' | 'checkpoint_stale' | 'history_proof_invalid';
 
 /**
  * What the server sent does not verify: a recomputed hash, root or link differs from what it claims.
@@ -103,6 +105,32 @@ export class VerificationError extends TabulaError {
     this.code = code;
     this.block_number = where.block_number ?? null;
     this.tx_hash = where.tx_hash ?? null;
+  }
+}
+
+/** A signed checkpoint as the service serves it (`GET /api/checkpoint`). */
+export type SignedCheckpoint = {
+  size: number;
+  history_root: string;
+  block_number: number;
+  block_hash: string;
+  timestamp: number;
+  note: string;
+  signature: string;
+  key_id: string;
+};
+
+/**
+ * The service showed a history that does not extend the one this client trusted (it rewrote or
+ * forked it). Both checkpoints carry valid signatures by the service's key: publish them as evidence.
+ */
+export class ForkDetectedError extends TabulaError {
+  readonly trusted: SignedCheckpoint;
+  readonly presented: SignedCheckpoint;
+  constructor(trusted: SignedCheckpoint, presented: SignedCheckpoint, reason: string) {
+    super(`fork detected: ${reason} (trusted checkpoint of size ${trusted.size}, presented checkpoint of size ${presented.size})`);
+    this.trusted = trusted;
+    this.presented = presented;
   }
 }
 

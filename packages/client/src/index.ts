@@ -3,7 +3,7 @@ export { BATCH_TRANSACTIONS_MAX, TabulaClient, randomKey, type ChainOptions, typ
 export {
   ApiError, BadRequestError, CursorExpiredError, ForbiddenError, IdempotencyConflictError, NetworkError, NotFoundError, PayloadTooLargeError,
   RateLimitedError, RequestTimeoutError, ResponseFormatError, ServerError, TabulaError, UnauthorizedError,
-  UnsupportedMediaTypeError, VerificationError, WaitTimeoutError, WebhookVerificationError, type Problem, type VerificationCode, type WebhookFailure,
+  UnsupportedMediaTypeError, VerificationError, ForkDetectedError, type SignedCheckpoint, WaitTimeoutError, WebhookVerificationError, type Problem, type VerificationCode, type WebhookFailure,
 } from './errors.js';
 export { parseEventText } from './event-stream.js';
 export { parseWithExactNumbers, plainDecimal, topLevelArrayItemTexts, topLevelNumberTexts } from './exact-json.js';
@@ -13,3 +13,5 @@ export { amountUnits, sha256, tokenDecimals, verifyBlock, verifyChainLink, verif
 export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './webhook.js';
 export { canonicalJson } from '../../../src/domain/canonical-json.js';
 export { blockCanonicalText, transactionCanonicalText } from '../../../src/domain/encoding.js';
+export { LightClient, type CheckpointStorage, type TrustAnchor, type TrustOptions } from './light-client.js';
+export { verifyEd25519, verifyEd25519Fallback } from './signature.js';

@@ -117,7 +117,16 @@ export type InclusionProof = {
   leaf_index: number;
   tree_size: number;
   audit_path: string[];
+  /** The block's inclusion in the history tree of `size` blocks (servers with the history tree). */
+  history?: { size: number; history_root: string; leaf_index: number; audit_path: string[] };
 };
+
+/** `GET /api/blocks/{number}/proof`: a block's inclusion in the history tree of `size` blocks. */
+export type BlockHistoryProof = { block_number: number; block_hash: string; size: number; leaf_index: number; audit_path: string[] };
+/** `GET /api/chain/consistency`: RFC 9162 consistency proof that history `to` extends history `from`. */
+export type ConsistencyProof = { from: number; to: number; proof: string[] };
+/** `GET /.well-known/tabula-checkpoint-key`. */
+export type CheckpointKey = { algorithm: 'Ed25519'; public_key: string; key_id: string };
 
 export type Balance = {
   user_id: string;

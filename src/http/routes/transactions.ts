@@ -11,16 +11,21 @@ import { parseHashParameter } from '../parameters.js';
 import { HttpProblem, problem, type Problem } from '../problem.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limit.js';
 import {
-  BatchBodySchema, BatchItemSchema, BatchResponseSchema, HashParamsSchema, ProofSchema, ReceiptSchema, SubmitBodySchema,
+  BatchBodySchema, BatchItemSchema, BatchResponseSchema, HashParamsSchema, ReceiptSchema, TransactionProofSchema, SubmitBodySchema,
   SubmitHeadersSchema, TransactionSchema, type BatchItemBody,
 } from '../schemas.js';
 import { principalOf } from '../request-guard.js';
+import type { HistoryService } from '../../service/history-service.js';
 import { transactionView, sendExact } from '../views.js';
 
 /** A batch of 1000 plain transfers is about 100 KiB; this leaves room for metadata. */
 export const BATCH_BODY_BYTES_MAX = 1024 * 1024;
 
-type Options = { service: LedgerService; tokens: TokenRegistry; metrics: LedgerMetrics; rate_limiter: RateLimiter; clock: Clock };
+type Options = {
+  service: LedgerService; tokens: TokenRegistry; metrics: LedgerMetrics; rate_limiter: RateLimiter; clock: Clock;
+  /** When set, a transaction's proof carries its block's inclusion in the latest history. */
+  history?: HistoryService | undefined;
+};
 
 type BatchResult = { index: number; status: number; tx_hash?: string; timestamp?: number; replayed?: boolean; error?: Problem };
 
@@ -36,7 +41,7 @@ const SUBMIT_ERRORS = [
 /** A batch refuses as a whole only what it cannot read; each item's own errors are in its result. */
 const BATCH_ERRORS = ['validation_failed', 'malformed_json', 'number_not_exact', 'payload_too_large', 'unsupported_media_type', 'service_overloaded', ...API_ERROR_CODES] as const;
 
-export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens, metrics, rate_limiter, clock }) => {
+export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens, metrics, rate_limiter, clock, history }) => {
   /**
    * Charges a batch one request per transaction. When that does not fit, items whose idempotency key
    * the caller already stored (they write nothing) are not charged: a client retrying a batch whose
@@ -154,17 +159,20 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app,
   app.get('/transactions/:hash/proof', {
     schema: {
       summary: 'RFC 6962 inclusion proof of a sealed transaction',
-      description: 'Verify it by recomputing the root from `tx_hash` and `audit_path` (RFC 9162 section 2.1.3.2) and comparing it with the `transactions_root` of the block header whose recomputed hash is `block_hash`.',
+      description: 'Verify it by recomputing the root from `tx_hash` and `audit_path` (RFC 9162 section 2.1.3.2) and comparing it with the `transactions_root` of the block header whose recomputed hash is `block_hash`; then `block_hash` against `history.history_root` with `history.audit_path` (the same algorithm), a root a signed checkpoint vouches for.',
       operationId: 'getProof',
       tags: ['transactions'],
       security: API_SECURITY,
       params: HashParamsSchema,
       response: {
-        200: { ...ProofSchema, description: 'The inclusion proof', headers: API_RESPONSE_HEADERS },
+        200: { ...TransactionProofSchema, description: 'The inclusion proof', headers: API_RESPONSE_HEADERS },
         ...errorResponses(['invalid_transaction_hash', 'transaction_not_found', 'transaction_not_sealed', ...PATH_PARAMETER_ERROR_CODES, ...API_ERROR_CODES]),
       },
     },
-  }, async (request) => service.proof(parseHashParameter(request.params.hash)));
+  }, async (request) => {
+    const proof = await service.proof(parseHashParameter(request.params.hash));
+    return history === undefined ? proof : { ...proof, history: await history.inclusion(proof.block_number, null) };
+  });
 };
 
 /** A metrics label that cannot grow without bound: a known type, or "invalid". */

@@ -5,6 +5,8 @@
  * Opening it migrates nothing: a schema without the ledger's tables fails the first read.
  */
 import pg from 'pg';
+import type { HistoryNode } from '../../domain/history-tree.js';
+import { hexToBytes } from '../../domain/hex.js';
 import type { AuditReader, BalanceKey, StoredAccount } from '../../audit/audit-reader.js';
 import type { Transaction } from '../../domain/transaction.js';
 import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../../service/ledger-store.js';
@@ -23,6 +25,7 @@ export const AUDIT_SQL = {
   setting: 'SELECT value FROM settings WHERE name = $1',
   latestBlock: `SELECT ${BLOCK_COLUMNS} FROM blocks ORDER BY blocks.number DESC LIMIT 1`,
   blocks: `SELECT ${BLOCK_COLUMNS} FROM blocks WHERE blocks.number >= $1 ORDER BY blocks.number LIMIT $2`,
+  historyNodes: `SELECT level, idx, encode(hash, 'hex') AS hash FROM history_nodes WHERE level = $1 AND idx >= $2 AND idx <= $3 ORDER BY idx`,
   blockTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t
        WHERE t.block_number >= $1 AND t.block_number <= $2 ORDER BY t.block_number, t.position LIMIT $3`,
   unsealedTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t WHERE t.seq > $1 AND t.block_number IS NULL ORDER BY t.seq LIMIT $2`,
@@ -62,6 +65,11 @@ export class PostgresAuditReader implements AuditReader {
   async latestBlock(): Promise<StoredBlockHeader | null> {
     const row = (await this.rows<BlockRow>('latestBlock', []))[0];
     return row === undefined ? null : toStoredHeader(row);
+  }
+
+  async historyNodes(level: number, from_index: number, to_index: number): Promise<HistoryNode[]> {
+    const rows = await this.rows<{ level: number; idx: string; hash: string }>('historyNodes', [level, from_index, to_index]);
+    return rows.map((row) => ({ level: Number(row.level), index: Number(row.idx), hash: hexToBytes(row.hash) }));
   }
 
   async blocks(from_number: number, limit: number): Promise<StoredBlockHeader[]> {

@@ -31,6 +31,9 @@ import { FAILURE_BUDGET_SQL, judgeAppends } from './postgres-failure-budget.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
 import { inTransaction, watchCheckedOut } from './transaction.js';
+import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
+import { bytesToHex, hexToBytes } from '../../domain/hex.js';
+import { historyNodesToWrite, historySiblingKeys, type HistoryLeaf } from '../../service/history-writer.js';
 
 export type TransactionRow = {
   seq?: string;
@@ -113,6 +116,11 @@ const SEQ_END = Number.MAX_SAFE_INTEGER;
 
 /** Every statement of the store, exported so that tests can check their query plans. */
 export const SQL = {
+  historyNodes: `SELECT h.level, h.idx, encode(h.hash, 'hex') AS hash FROM history_nodes h
+       JOIN unnest($1::int[], $2::bigint[]) AS k(level, idx) ON h.level = k.level AND h.idx = k.idx`,
+  historySize: 'SELECT COALESCE(MAX(idx) + 1, 0) AS size FROM history_nodes WHERE level = 0',
+  insertHistoryNodes: `INSERT INTO history_nodes (level, idx, hash)
+       SELECT level, idx, decode(hash, 'hex') FROM unnest($1::int[], $2::bigint[], $3::text[]) AS n(level, idx, hash)`,
   claimIdempotency: `INSERT INTO idempotency_keys (caller, key, request_hash, tx_hash, timestamp, created_at)
        SELECT caller, key, request_hash, tx_hash, timestamp, timestamp
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS c(caller, key, request_hash, tx_hash, timestamp, arrival)
@@ -305,6 +313,23 @@ export class PostgresStore implements LedgerStore {
     return (await run<CandleRow>(this.pool, 'candles', [interval, limit])).rows.map(toCandle);
   }
 
+  async historyNodes(keys: readonly NodeKey[]): Promise<HistoryNode[]> {
+    return readHistoryNodes(this.pool, keys);
+  }
+
+  async historySize(): Promise<number> {
+    return Number((await run<{ size: string }>(this.pool, 'historySize', [])).rows[0]?.size ?? 0);
+  }
+
+  async appendHistory(leaves: ReadonlyArray<HistoryLeaf>): Promise<void> {
+    await this.write('fill in the history tree', async (client) => {
+      // Instances starting together fill in the same nodes: the first one wins, the others skip.
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [LOCK_CLASS.history]);
+      const size = Number((await run<{ size: string }>(client, 'historySize', [])).rows[0]?.size ?? 0);
+      for (const leaf of leaves) if (leaf.number >= size) await writeHistory(client, leaf);
+    });
+  }
+
   async readEvents(after: number, limit: number): Promise<StoredEvent[]> {
     // One snapshot for the four reads: writers commit in sequence order, so it holds a prefix of the log.
     const client = await this.pool.connect().catch((error: unknown) => {
@@ -432,7 +457,8 @@ export class PostgresStore implements LedgerStore {
  * sealer learns sooner from its lease that it must stop (see postgres-sealer-lease.ts).
  */
 const SEALER_STATEMENTS: ReadonlySet<StatementName> = new Set<StatementName>([
-  'pendingTransactions', 'balancesOf', 'knownUsers', 'insertBlock', 'sealTransactions', 'putBalances', 'insertAccounts', 'touchAccounts', 'insertBlockEvents', 'putCandles',
+  'pendingTransactions', 'balancesOf', 'knownUsers', 'insertBlock', 'sealTransactions', 'putBalances', 'insertAccounts', 'touchAccounts', 'insertBlockEvents',
+  'historyNodes', 'insertHistoryNodes', 'putCandles',
 ]);
 
 /** One named statement; a storage fault (the server gone, a full disk) becomes StorageUnavailableError. */
@@ -553,6 +579,23 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_chan
   // The block's events: its outcomes in position order, then its block.sealed.
   const before = await advanceEventCounter(client, header.transactions_count + 1, event_channel);
   await run(client, 'insertBlockEvents', [header.number, before + 1]);
+  await writeHistory(client, header);
+}
+
+/** Appends one block to the history tree, inside the caller's transaction: one read, one write. */
+async function writeHistory(client: pg.PoolClient, leaf: HistoryLeaf): Promise<void> {
+  const nodes = historyNodesToWrite(leaf, await readHistoryNodes(client, historySiblingKeys(leaf.number)));
+  await run(client, 'insertHistoryNodes', [
+    nodes.map((node) => node.level), nodes.map((node) => node.index), nodes.map((node) => bytesToHex(node.hash)),
+  ]);
+}
+
+async function readHistoryNodes(db: Queryable, keys: readonly NodeKey[]): Promise<HistoryNode[]> {
+  if (keys.length === 0) return [];
+  const rows = (await run<{ level: number; idx: string; hash: string }>(db, 'historyNodes', [
+    keys.map((key) => key.level), keys.map((key) => key.index),
+  ])).rows;
+  return rows.map((row) => ({ level: row.level, index: Number(row.idx), hash: hexToBytes(row.hash) }));
 }
 
 /**

@@ -13,7 +13,7 @@
  */
 
 /** Advisory lock classes (the first key of the two-key form); the second key is hashtext(schema). */
-export const LOCK_CLASS = { migrations: 0x7461_6201, chain: 0x7461_6202, sealer: 0x7461_6203, publisher: 0x7461_6204 } as const;
+export const LOCK_CLASS = { migrations: 0x7461_6201, chain: 0x7461_6202, sealer: 0x7461_6203, publisher: 0x7461_6204, history: 0x7461_6205 } as const;
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {
@@ -276,6 +276,19 @@ CREATE TABLE failure_budgets (
 INSERT INTO outgoing_submitted (user_id, token, units)
   SELECT from_id, token, SUM(amount) FROM transactions
   WHERE status = 'pending' AND type IN ('transfer', 'burn') GROUP BY from_id, token;
+`,
+  },
+  {
+    // The history tree (src/domain/history-tree.ts): every perfect subtree of the RFC 6962 tree over the
+    // block hashes, written with its block; ledgers older than this version are filled in at start.
+    version: 6,
+    sql: `
+CREATE TABLE history_nodes (
+  level INTEGER NOT NULL CHECK (level >= 0 AND level <= 52),
+  idx BIGINT NOT NULL CHECK (idx >= 0),
+  hash BYTEA NOT NULL,
+  PRIMARY KEY (level, idx)
+);
 `,
   },
   {

@@ -247,6 +247,19 @@ INSERT INTO outgoing_submitted (user_id, token, units)
 `,
   },
   {
+    // The history tree (src/domain/history-tree.ts): every perfect subtree of the RFC 6962 tree over the
+    // block hashes, written with its block; ledgers older than this version are filled in at start.
+    version: 7,
+    sql: `
+CREATE TABLE history_nodes (
+  level INTEGER NOT NULL CHECK (level >= 0 AND level <= 52),
+  idx BIGINT NOT NULL CHECK (idx >= 0),
+  hash BLOB NOT NULL,
+  PRIMARY KEY (level, idx)
+) WITHOUT ROWID;
+`,
+  },
+  {
     // The market (src/market): swaps, their minimum and payout, each block's price and the running
     // USD volume of swaps, and the price candles kept as blocks are sealed. SQLite cannot widen a CHECK
     // in place, so the transactions table is rebuilt (one copy of it, once, at start-up; see

@@ -5,6 +5,7 @@
  * store's own indexes; amounts and balances read as bigint.
  */
 import Database from 'better-sqlite3';
+import type { HistoryNode } from '../../domain/history-tree.js';
 import type { AuditReader, BalanceKey, StoredAccount } from '../../audit/audit-reader.js';
 import type { Transaction } from '../../domain/transaction.js';
 import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../../service/ledger-store.js';
@@ -19,6 +20,7 @@ export const AUDIT_SQL = {
   setting: 'SELECT value FROM settings WHERE name = ?',
   latestBlock: `SELECT ${BLOCK_COLUMNS} FROM blocks ORDER BY number DESC LIMIT 1`,
   blocks: `SELECT ${BLOCK_COLUMNS} FROM blocks WHERE number >= ? ORDER BY number LIMIT ?`,
+  historyNodes: 'SELECT level, idx, hash FROM history_nodes WHERE level = ? AND idx >= ? AND idx <= ? ORDER BY idx',
   blockTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions
        WHERE block_number >= ? AND block_number <= ? ORDER BY block_number, position LIMIT ?`,
   unsealedTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE seq > ? AND block_number IS NULL ORDER BY seq LIMIT ?`,
@@ -57,6 +59,11 @@ export class SqliteAuditReader implements AuditReader {
   async latestBlock(): Promise<StoredBlockHeader | null> {
     const row = this.statements.latestBlock.get() as BlockRow | undefined;
     return row === undefined ? null : toStoredHeader(row);
+  }
+
+  async historyNodes(level: number, from_index: number, to_index: number): Promise<HistoryNode[]> {
+    const rows = this.statements.historyNodes.all(level, from_index, to_index) as Array<{ level: number; idx: number; hash: Uint8Array }>;
+    return rows.map((row) => ({ level: Number(row.level), index: Number(row.idx), hash: new Uint8Array(row.hash) }));
   }
 
   async blocks(from_number: number, limit: number): Promise<StoredBlockHeader[]> {
@@ -114,6 +121,7 @@ function prepare(db: Database.Database): SqliteAuditReader['statements'] {
     setting: db.prepare(AUDIT_SQL.setting),
     latestBlock: db.prepare(AUDIT_SQL.latestBlock),
     blocks: db.prepare(AUDIT_SQL.blocks),
+    historyNodes: db.prepare(AUDIT_SQL.historyNodes),
     blockTransactions: integers(AUDIT_SQL.blockTransactions).raw(true),
     unsealedTransactions: integers(AUDIT_SQL.unsealedTransactions).raw(true),
     firstBalances: integers(AUDIT_SQL.firstBalances),

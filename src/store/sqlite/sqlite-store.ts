@@ -35,6 +35,8 @@ import { MIGRATIONS } from './schema.js';
 import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-budget.js';
 import { SqliteWebhookStore } from './sqlite-webhook-store.js';
 import { assert } from '../../domain/errors.js';
+import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
+import { historyNodesToWrite, historySiblingKeys, type HistoryLeaf } from '../../service/history-writer.js';
 
 export type TransactionRow = {
   seq?: bigint;
@@ -286,6 +288,38 @@ export class SqliteStore implements LedgerStore {
     const first_sequence = this.lastEventSequence() + 1;
     s.insertBlockEvents.run(header.number, first_sequence);
     s.setEventCounter.run(first_sequence + header.transactions_count);
+    this.writeHistory(header);
+  }
+
+  /** Appends one block to the history tree, inside the caller's transaction. */
+  private writeHistory(leaf: HistoryLeaf): void {
+    const nodes = historyNodesToWrite(leaf, this.readHistoryNodes(historySiblingKeys(leaf.number)));
+    for (const node of nodes) this.statements.insertHistoryNode.run(node.level, node.index, node.hash);
+  }
+
+  private readHistoryNodes(keys: readonly NodeKey[]): HistoryNode[] {
+    const found: HistoryNode[] = [];
+    for (const key of keys) {
+      const hash = this.statements.historyNode.pluck().get(key.level, key.index) as Uint8Array | undefined;
+      if (hash !== undefined) found.push({ ...key, hash: new Uint8Array(hash) });
+    }
+    return found;
+  }
+
+  async historyNodes(keys: readonly NodeKey[]): Promise<HistoryNode[]> {
+    return this.db.transaction(() => this.readHistoryNodes(keys))();
+  }
+
+  async historySize(): Promise<number> {
+    return Number(this.statements.historySize.pluck().get() as number);
+  }
+
+  async appendHistory(leaves: ReadonlyArray<HistoryLeaf>): Promise<void> {
+    await guardWrite('fill in the history tree', this.health, isSqliteStorageFault, async () => {
+      this.db.transaction(() => {
+        for (const leaf of leaves) this.writeHistory(leaf);
+      })();
+    });
   }
 
   async readEvents(after: number, limit: number): Promise<StoredEvent[]> {
@@ -425,6 +459,9 @@ export const SQL = {
   latestBlockNumber: 'SELECT MAX(number) AS number FROM blocks',
   blockAtOrBefore: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE timestamp <= ? ORDER BY timestamp DESC, number DESC LIMIT 1`,
   getBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE number = ?`,
+  historyNode: 'SELECT hash FROM history_nodes WHERE level = ? AND idx = ?',
+  historySize: 'SELECT COALESCE(MAX(idx) + 1, 0) FROM history_nodes WHERE level = 0',
+  insertHistoryNode: 'INSERT INTO history_nodes (level, idx, hash) VALUES (?, ?, ?)',
   listBlocks: `SELECT ${BLOCK_HEADER_COLUMNS} FROM blocks WHERE number <= ? ORDER BY number DESC LIMIT ?`,
   blockTransactionHashes: 'SELECT tx_hash FROM transactions WHERE block_number = ? ORDER BY position',
   activeUsers: 'SELECT COUNT(*) AS count FROM accounts WHERE last_transfer_at > ?',
@@ -475,6 +512,9 @@ function prepareStatements(db: Database.Database) {
     latestBlockNumber: db.prepare(SQL.latestBlockNumber),
     blockAtOrBefore: db.prepare(SQL.blockAtOrBefore),
     getBlock: db.prepare(SQL.getBlock),
+    historyNode: db.prepare(SQL.historyNode),
+    historySize: db.prepare(SQL.historySize),
+    insertHistoryNode: db.prepare(SQL.insertHistoryNode),
     listBlocks: db.prepare(SQL.listBlocks),
     blockTransactionHashes: db.prepare(SQL.blockTransactionHashes),
     activeUsers: db.prepare(SQL.activeUsers),
