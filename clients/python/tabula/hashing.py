@@ -3,6 +3,8 @@
 
     tx_hash           = SHA-256(UTF-8(JCS({amount: "<base units>", from, metadata, nonce, timestamp, to, token, type, version: 1})))
     block hash        = SHA-256(UTF-8(JCS({number, parent_hash, timestamp, transactions_root, version: 1})))
+                        (since the market, blocks with a ``native_price``: JCS({native_price, ..., version: 2}))
+    a swap's tx_hash adds ``min_receive`` (base units as a string, or null) to its preimage
     transactions_root = RFC 6962 Merkle root over the 32-byte transaction hashes, in block order
 """
 
@@ -15,6 +17,7 @@ from .canonical_json import canonical_json
 from .merkle import merkle_root, sha256
 
 ENCODING_VERSION = 1
+PRICED_BLOCK_VERSION = 2
 ZERO_HASH = "0x" + "0" * 64
 _HASH_PATTERN = re.compile(r"0x[0-9a-f]{64}")
 
@@ -34,7 +37,7 @@ def hash_hex(digest: bytes) -> str:
 
 def transaction_canonical_text(preimage: Mapping[str, Any]) -> str:
     """The JCS preimage of a transaction hash; ``preimage['amount_units']`` is an int of base units."""
-    return canonical_json({
+    members: dict[str, Any] = {
         "amount": str(int(preimage["amount_units"])),
         "from": preimage["from"],
         "metadata": preimage["metadata"],
@@ -44,11 +47,24 @@ def transaction_canonical_text(preimage: Mapping[str, Any]) -> str:
         "token": preimage["token"],
         "type": preimage["type"],
         "version": ENCODING_VERSION,
-    })
+    }
+    if preimage["type"] == "swap":
+        min_receive = preimage.get("min_receive_units")
+        members["min_receive"] = None if min_receive is None else str(int(min_receive))
+    return canonical_json(members)
 
 
 def block_canonical_text(header: Mapping[str, Any]) -> str:
-    """The JCS preimage of a block hash."""
+    """The JCS preimage of a block hash: version 2 when the block carries a ``native_price``."""
+    if header.get("native_price") is not None:
+        return canonical_json({
+            "native_price": header["native_price"],
+            "number": header["number"],
+            "parent_hash": header["parent_hash"],
+            "timestamp": header["timestamp"],
+            "transactions_root": header["transactions_root"],
+            "version": PRICED_BLOCK_VERSION,
+        })
     return canonical_json({
         "number": header["number"],
         "parent_hash": header["parent_hash"],
