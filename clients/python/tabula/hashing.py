@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
+from .amounts import amount_units
 from .canonical_json import canonical_json
 from .merkle import merkle_root, sha256
 
@@ -35,6 +36,17 @@ def hash_hex(digest: bytes) -> str:
     return "0x" + digest.hex()
 
 
+def _min_receive_text(preimage: Mapping[str, Any]) -> Any:
+    """A swap's ``min_receive`` in base units of the token received: ``min_receive_units``, or the record's exact ``min_receive``."""
+    if "min_receive_units" in preimage:
+        units = preimage["min_receive_units"]
+    elif preimage.get("min_receive") is not None:
+        units = amount_units(preimage["min_receive"], preimage["token_out"])
+    else:
+        units = None
+    return None if units is None else str(int(units))
+
+
 def transaction_canonical_text(preimage: Mapping[str, Any]) -> str:
     """The JCS preimage of a transaction hash; ``preimage['amount_units']`` is an int of base units."""
     members: dict[str, Any] = {
@@ -49,8 +61,7 @@ def transaction_canonical_text(preimage: Mapping[str, Any]) -> str:
         "version": ENCODING_VERSION,
     }
     if preimage["type"] == "swap":
-        min_receive = preimage.get("min_receive_units")
-        members["min_receive"] = None if min_receive is None else str(int(min_receive))
+        members["min_receive"] = _min_receive_text(preimage)
     return canonical_json(members)
 
 

@@ -57,8 +57,9 @@ export function amountUnits(amount_text: string, token: string): bigint {
 
 /** A swap's `min_receive` in base units of the token it receives (part of its hash), from the exact text. */
 function minReceiveUnits(tx: Transaction): bigint | null {
-  const text = (tx as Transaction & { min_receive_text?: string }).min_receive_text;
-  if (tx.min_receive == null || text === undefined || tx.token_out == null) return null;
+  if (tx.min_receive == null || tx.token_out == null) return null;
+  // The exact text when the record was parsed with it; else the number's own text (exact up to 15 digits).
+  const text = tx.min_receive_text ?? String(tx.min_receive);
   try {
     return amountUnits(text, tx.token_out);
   } catch (error) {
