@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseAmount } from './domain/amount.js';
 import { FAILURE_BUDGET_PER_HOUR_DEFAULT, FAILURE_BUDGET_PER_HOUR_MAX } from './failure-budget/failure-budget-policy.js';
 import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/tokens.js';
+import { POOL_FEE_BPS_DEFAULT, POOL_FEE_BPS_MAX } from './market/pool.js';
 import { POSTGRES_TIMEOUTS_DEFAULT, SCHEMA_NAME_PATTERN, type PostgresTimeouts } from './store/postgres/connection.js';
 import { parseCheckpointKey, type CheckpointKey } from './checkpoints/checkpoint-key.js';
 import { chooseLogFormat, LOG_FORMAT_SETTINGS, type LogFormat, type LogFormatSetting } from './logging/log-format.js';
@@ -61,6 +62,8 @@ export type Config = {
   native_symbol: string;
   native_price_text: string;
   native_price_units: bigint;
+  /** The market pool's fee in basis points of what a swap pays in (fixed at the ledger's creation, like the symbol). */
+  pool_fee_bps: number;
   log_level: string;
   /** JSON lines or pretty-printed: LOG_FORMAT, or when unset pretty only on a terminal outside production. */
   log_format: LogFormat;
@@ -163,6 +166,7 @@ export function loadConfig(env: Environment = process.env, runtime: ConfigRuntim
     native_symbol: symbol(env, 'NATIVE_SYMBOL') ?? 'TAB',
     native_price_text,
     native_price_units: price('NATIVE_PRICE_USD', native_price_text),
+    pool_fee_bps: integer(env, 'POOL_FEE_BPS', POOL_FEE_BPS_DEFAULT, 0, POOL_FEE_BPS_MAX),
     log_level: oneOf(env, 'LOG_LEVEL', LOG_LEVELS) ?? 'info',
     log_format: chooseLogFormat((oneOf(env, 'LOG_FORMAT', [...LOG_FORMAT_SETTINGS]) ?? 'auto') as LogFormatSetting, {
       stdout_terminal: runtime.stdout_terminal === true, production: node_env === 'production',

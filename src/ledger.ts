@@ -160,10 +160,13 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   metrics.watchQueues({ writer_queue_length: () => writer.queue_length, pending_transactions: () => store.pendingCount() });
   const balance_commitment = new BalanceCommitmentKeeper(store, logger);
   const service = new LedgerService(store, writer, tokens, clock, {
-    native_price_units: config.native_price_units, failure_budget_per_hour: config.failure_budget_per_hour, backlog, balance_commitment, ...(health === null ? {} : { storage: health }),
+    native_price_units: config.native_price_units, pool_fee_bps: config.pool_fee_bps, failure_budget_per_hour: config.failure_budget_per_hour, backlog, balance_commitment,
+    ...(health === null ? {} : { storage: health }),
   });
   if (health !== null) metrics.watchStorage(health);
-  const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max };
+  const pool_fee_bps = await claimPoolFee(store, config.pool_fee_bps);
+  const market = { native: tokens.native.symbol, usdg: tokens.usdg.symbol, fee_bps: pool_fee_bps, fallback_price_units: config.native_price_units };
+  const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max, market };
   const observer = { blockSealed: (summary: SealedBlockSummary) => { metrics.blockSealed(summary); events.changed(); void backlog.refresh(); } };
   const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer, commitment: balance_commitment });
   await producer.ensureGenesis();
@@ -334,6 +337,15 @@ async function startHistory(
 }
 
 /** The native symbol is part of every hash: it is fixed when the ledger is created. */
+/** The pool's fee is part of what every swap's outcome depends on: fixed when the ledger is created, like its symbol. */
+async function claimPoolFee(store: LedgerStore, configured: number): Promise<number> {
+  const stored = await store.claimSetting('pool_fee_bps', String(configured));
+  if (stored !== String(configured)) {
+    throw new ConfigError('POOL_FEE_BPS', `this ledger was created with ${stored}; it cannot change to ${configured}`);
+  }
+  return configured;
+}
+
 async function claimNativeSymbol(store: LedgerStore, configured: string): Promise<string> {
   const stored = await store.claimSetting('native_symbol', configured);
   if (stored !== configured) {

@@ -6,7 +6,8 @@
  * at the first discrepancy. Each block's stored balance root is recomputed from the replayed balances. Memory: two pages of rows (one replayed, the next being read) plus the
  * replayed balances and accounts.
  */
-import { USDG_SYMBOL } from '../domain/tokens.js';
+import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/tokens.js';
+import { POOL_FEE_BPS_DEFAULT } from '../market/pool.js';
 import { transactionHash } from '../domain/hashing.js';
 import { balanceKey } from '../domain/ledger.js';
 import type { Transaction } from '../domain/transaction.js';
@@ -32,6 +33,8 @@ export type AuditResult = { ok: true; summary: AuditSummary } | { ok: false; dis
 export type AuditOptions = {
   /** Called after each page of the chain with the transactions replayed so far and the total the head block states. */
   on_progress?: (transactions_done: number, transactions_total: number) => void;
+  /** NATIVE_PRICE_USD in 12-decimal units: the price before the first priced block (default 1 USD). */
+  fallback_price_units?: bigint;
 };
 
 /** The largest block the service seals (BLOCK_TXS_MAX's upper bound in src/config.ts). */
@@ -42,7 +45,9 @@ const GROUP_ROWS_MAX = AUDIT_ROW_PAGE_MAX + BLOCK_ROWS_MAX;
 export async function auditLedger(reader: AuditReader, options: AuditOptions = {}): Promise<AuditResult> {
   const latest = await reader.latestBlock();
   const native = await reader.setting('native_symbol');
-  const replay = new ChainReplay(native === null ? [USDG_SYMBOL] : [native, USDG_SYMBOL]);
+  const fee = await reader.setting('pool_fee_bps');
+  const market = { fee_bps: fee === null ? POOL_FEE_BPS_DEFAULT : Number(fee), fallback_price_units: options.fallback_price_units ?? 10n ** BigInt(PRICE_DECIMALS) };
+  const replay = new ChainReplay(native === null ? [USDG_SYMBOL] : [native, USDG_SYMBOL], market);
   const counts = { unsealed_transactions: 0, balances: 0, accounts: 0 };
   const summary = (): AuditSummary => ({
     head: replay.head === null ? null : { number: replay.head.number, hash: replay.head.hash },

@@ -15,7 +15,7 @@ export const ERROR_CODES = [
   'cursor_expired', 'payload_too_large', 'uri_too_long', 'unsupported_media_type', 'idempotency_key_reused',
   'headers_too_large', 'rate_limited', 'failure_budget_exceeded', 'internal_error', 'service_overloaded', 'pending_backlog_full', 'storage_unavailable',
   'too_many_streams', 'identity_provider_unavailable', 'not_ready', 'invalid_history_size', 'block_not_in_history',
-  'history_size_not_reached',
+  'history_size_not_reached', 'system_account', 'invalid_swap_account', 'invalid_price_interval', 'market_unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -28,6 +28,7 @@ import { eventRoutes, type EventStreamLimits } from './routes/events.js';
 import { explorerRoutes } from './routes/explorer.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { priceRoutes } from './routes/price.js';
 import { statsRoutes } from './routes/stats.js';
 import { transactionRoutes } from './routes/transactions.js';
 import { checkpointKeyRoutes, historyRoutes, type HistoryRouteOptions } from './routes/history.js';
@@ -113,6 +114,7 @@ export async function buildServer(deps: ServerDependencies) {
     await api.register(blockRoutes, { service: deps.service });
     await api.register(balanceRootRoutes, { service: deps.service });
     await api.register(statsRoutes, { service: deps.service });
+    await api.register(priceRoutes, { service: deps.service, tokens: deps.tokens });
     if (deps.history !== undefined) await api.register(historyRoutes, deps.history);
     if (deps.events !== undefined) await api.register(eventRoutes, deps.events);
     if (deps.webhooks !== undefined) await api.register(webhookRoutes, { service: deps.webhooks });

@@ -7,6 +7,7 @@ import type { Block, BlockHeader } from '../domain/block.js';
 import type { HistoryNode, NodeKey } from '../domain/history-tree.js';
 import type { Posting } from '../domain/ledger.js';
 import type { FailureCode, Transaction } from '../domain/transaction.js';
+import type { Candle, CandleInterval } from '../market/candles.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
 
 /** A pending transaction to append, with its optional idempotency record. */
@@ -43,6 +44,8 @@ export type TransactionOutcome = {
   position: number;
   status: 'confirmed' | 'failed';
   error: FailureCode | null;
+  /** Confirmed swaps: what was paid out (null or absent otherwise). */
+  amount_out_units?: bigint | null;
 };
 
 /** Running totals as of a block; each block row carries them so statistics never scan history. */
@@ -51,6 +54,8 @@ export type ChainTotals = {
   users: number;
   /** Cumulative volume of confirmed transfers, by token symbol, in base units. */
   transfer_volume_units: Record<string, bigint>;
+  /** Cumulative USD value (micro-dollars) of confirmed swaps, counted on their USDG side (absent: 0, as before the market). */
+  swap_volume_usd_micros?: bigint;
 };
 
 export type BlockCommit = {
@@ -64,6 +69,8 @@ export type BlockCommit = {
   active_users: string[];
   /** The root of the balance commitment after this block (src/domain/balance-commitment.ts); absent: none kept. */
   balance_root?: string | null;
+  /** The price candles this block changes (one per interval), to be stored as they are; absent: none. */
+  candles?: Candle[];
 };
 
 /** The balances as of one block, read in one snapshot: every stored balance, or those the blocks after a given one touched. */
@@ -135,6 +142,10 @@ export interface LedgerStore {
    * (see src/service/history-writer.ts); fails if the number is taken.
    */
   commitBlock(commit: BlockCommit): Promise<void>;
+  /** The stored candles of the given buckets (at most one per key; a missing bucket is absent). */
+  candlesAt(keys: ReadonlyArray<{ interval: CandleInterval; start: number }>): Promise<Candle[]>;
+  /** The newest `limit` candles of `interval`, oldest first: one index range, whatever the history. */
+  candles(interval: CandleInterval, limit: number): Promise<Candle[]>;
 
   /** The stored history-tree nodes among `keys` (src/domain/history-tree.ts), in one read; absent ones are left out. */
   historyNodes(keys: readonly NodeKey[]): Promise<HistoryNode[]>;

@@ -56,7 +56,7 @@ const WAIT_TIMEOUT_MS_DEFAULT = 60_000;
 const WAIT_INTERVAL_MS_DEFAULT = 500;
 const WAIT_INTERVAL_MS_MIN = 20;
 const CONCURRENCY_MAX = 16;
-const TRANSACTION_AMOUNTS = ['amount'];
+const TRANSACTION_AMOUNTS = ['amount', 'min_receive', 'amount_out'];
 const BALANCE_AMOUNTS = ['native', 'usdg', 'total_usd'];
 const STATS_AMOUNTS = ['native_price', 'trading_volume_24h'];
 
@@ -405,8 +405,8 @@ export class TabulaClient {
 }
 
 function headerOf(block: Block): BlockHeader {
-  const { number, hash, parent_hash, timestamp, transactions_count, transactions_root } = block;
-  return { number, hash, parent_hash, timestamp, transactions_count, transactions_root };
+  const { number, hash, parent_hash, timestamp, transactions_count, transactions_root, native_price } = block;
+  return { number, hash, parent_hash, timestamp, transactions_count, transactions_root, ...(native_price == null ? {} : { native_price }) };
 }
 
 /** Checks that the service answered every item, in order, and counts the results itself. */

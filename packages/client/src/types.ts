@@ -4,7 +4,7 @@ import type { Problem, SignedCheckpoint } from './errors.js';
 
 export type { JsonValue };
 
-export type TransactionType = 'transfer' | 'mint' | 'burn';
+export type TransactionType = 'transfer' | 'mint' | 'burn' | 'swap';
 export type TransactionStatus = 'pending' | 'confirmed' | 'failed';
 
 export type SubmitTransactionRequest = {
@@ -86,10 +86,18 @@ export type Transaction = {
   block_number: number | null;
   block_hash: string | null;
   position: number | null;
-  /** Why a failed transaction failed: `insufficient_funds`, `balance_overflow`. */
+  /** Why a failed transaction failed: `insufficient_funds`, `balance_overflow`, `slippage_exceeded`, `pool_empty`, `amount_out_zero`. */
   error: string | null;
   /** Random per submission; part of the hashed encoding. */
   nonce: string;
+  /** Swaps: the least amount of `token_out` accepted (null: any, and for other types); part of a swap's hash. Absent from older servers. */
+  min_receive?: number | null;
+  /** The exact decimal text of `min_receive` (what the hash is recomputed from). */
+  min_receive_text?: string;
+  /** Confirmed swaps: what `to` received, in `token_out`; null otherwise. */
+  amount_out?: number | null;
+  /** Swaps: the token received; null for other types. */
+  token_out?: string | null;
 };
 
 /** A page of an account's history (`listAccountTransactions`). */
@@ -154,6 +162,11 @@ export type BlockHeader = {
   timestamp: number;
   transactions_count: number;
   transactions_root: string;
+  /**
+   * USD per native token after this block, as exact decimal text; part of the block hash (version 2).
+   * null (or absent, from older servers) on blocks sealed before the market, hashed with version 1.
+   */
+  native_price?: string | null;
 };
 
 export type Block = BlockHeader & { transactions: string[] };

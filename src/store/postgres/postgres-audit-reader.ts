@@ -14,9 +14,11 @@ import { connectionSettings, type PostgresConnection } from './connection.js';
 import { toStoredHeader, toTransaction, type BlockRow, type TransactionRow } from './postgres-store.js';
 
 const BLOCK_COLUMNS = `number::text AS number, hash, parent_hash, timestamp::text AS timestamp, transactions_count, transactions_root,
-  total_transactions::text AS total_transactions, total_users::text AS total_users, transfer_volume_totals`;
+  total_transactions::text AS total_transactions, total_users::text AS total_users, transfer_volume_totals, native_price,
+  swap_volume_usd::text AS swap_volume_usd`;
 const TRANSACTION_COLUMNS = `seq::text AS seq, tx_hash, from_id, to_id, amount::text AS amount, token, type, metadata, nonce,
-  timestamp::text AS timestamp, status, block_number::text AS block_number, NULL AS block_hash, position, error`;
+  timestamp::text AS timestamp, status, block_number::text AS block_number, NULL AS block_hash, position, error,
+  min_receive::text AS min_receive, amount_out::text AS amount_out, token_out`;
 
 /** Every statement of the reader, exported so that tests can check their query plans. */
 export const AUDIT_SQL = {

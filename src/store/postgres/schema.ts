@@ -292,6 +292,33 @@ CREATE TABLE history_nodes (
 `,
   },
   {
+    // The market (src/market): swaps, their minimum and payout, each block's price and the running
+    // USD volume of swaps, and the price candles kept as blocks are sealed. The widened CHECK is added
+    // NOT VALID (every stored row already satisfies it), and nullable columns are instant to add.
+    version: 7,
+    sql: `
+ALTER TABLE transactions DROP CONSTRAINT transactions_type_check;
+ALTER TABLE transactions ADD CONSTRAINT transactions_type_check CHECK (type IN ('transfer', 'mint', 'burn', 'swap')) NOT VALID;
+ALTER TABLE transactions ADD COLUMN min_receive BIGINT CHECK (min_receive IS NULL OR (type = 'swap' AND min_receive > 0));
+ALTER TABLE transactions ADD COLUMN amount_out BIGINT CHECK (amount_out IS NULL OR (type = 'swap' AND status = 'confirmed' AND amount_out > 0));
+ALTER TABLE transactions ADD COLUMN token_out TEXT CHECK ((type = 'swap') = (token_out IS NOT NULL));
+
+ALTER TABLE blocks ADD COLUMN native_price TEXT;
+ALTER TABLE blocks ADD COLUMN swap_volume_usd NUMERIC NOT NULL DEFAULT 0;
+
+CREATE TABLE price_candles (
+  interval TEXT NOT NULL CHECK (interval IN ('1m', '1h', '1d')),
+  start BIGINT NOT NULL,
+  open NUMERIC NOT NULL,
+  high NUMERIC NOT NULL,
+  low NUMERIC NOT NULL,
+  close NUMERIC NOT NULL,
+  volume_usd NUMERIC NOT NULL,
+  PRIMARY KEY (interval, start)
+);
+`,
+  },
+  {
     // Sealing at set level: a block of 100,000 paid, per sealed row, a plpgsql guard (a function call
     // and a MAX(number) query) and a foreign-key check (a query on blocks). The same rules now hold
     // with no per-row query: a row-level WHEN condition (evaluated by the executor, no plpgsql) refuses
@@ -313,7 +340,8 @@ CREATE TRIGGER transactions_sealed_once BEFORE UPDATE ON transactions FOR EACH R
   WHEN (OLD.status <> 'pending' OR NEW.seq <> OLD.seq OR NEW.tx_hash <> OLD.tx_hash
      OR NEW.from_id <> OLD.from_id OR NEW.to_id <> OLD.to_id OR NEW.amount <> OLD.amount OR NEW.token <> OLD.token
      OR NEW.type <> OLD.type OR NEW.metadata <> OLD.metadata OR NEW.nonce <> OLD.nonce OR NEW.timestamp <> OLD.timestamp
-     OR NEW.event_seq IS DISTINCT FROM OLD.event_seq)
+     OR NEW.event_seq IS DISTINCT FROM OLD.event_seq
+     OR NEW.min_receive IS DISTINCT FROM OLD.min_receive OR NEW.token_out IS DISTINCT FROM OLD.token_out)
   EXECUTE FUNCTION transactions_refuse_change();
 CREATE TRIGGER transactions_not_deleted BEFORE DELETE ON transactions FOR EACH STATEMENT EXECUTE FUNCTION append_only();
 
