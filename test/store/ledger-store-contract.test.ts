@@ -143,7 +143,7 @@ describe(`the store contract (${testStoreKind()})`, () => {
       await store.appendPending([plain(mint), plain(overdraft)]);
       const postings = await store.pendingPostings(10);
       expect(postings.map(({ seq: _seq, ...rest }) => rest)).toEqual([mint, overdraft].map((tx) => ({
-        tx_hash: tx.tx_hash, from: tx.from, to: tx.to, amount_units: tx.amount_units, token: tx.token, type: tx.type, timestamp: tx.timestamp,
+        tx_hash: tx.tx_hash, from: tx.from, to: tx.to, amount_units: tx.amount_units, token: tx.token, type: tx.type, timestamp: tx.timestamp, min_receive_units: null,
       })));
       expect((postings[0] as { seq: number }).seq).toBeLessThan((postings[1] as { seq: number }).seq);
       expect(await store.pendingPostings(1)).toHaveLength(1);
