@@ -8,6 +8,7 @@ const CONTRACT_SUITES = [
   'test/http/**/*.test.ts',
   'test/store/ledger-store-contract.test.ts',
   'test/store/event-log-contract.test.ts',
+  'test/store/market-contract.test.ts',
   'test/store/failure-budget-contract.test.ts',
   'test/http/event-stream.test.ts',
   'test/service/competing-sealers.test.ts',

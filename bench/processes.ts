@@ -15,14 +15,14 @@ const STOP_TIMEOUT_MS = 120_000;
 /** Variables of the service's configuration: never inherited from the benchmark's own environment. */
 const SERVICE_VARIABLES = [
   'PORT', 'HOST', 'DATABASE_URL', 'JWT_ISSUER', 'JWT_JWKS_URL', 'JWT_AUDIENCE', 'JWT_SECRET', 'LEDGER_ADMIN_SCOPE', 'API_KEYS',
-  'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'BLOCK_INTERVAL_MS', 'BLOCK_TXS_MAX', 'NATIVE_SYMBOL', 'NATIVE_PRICE_USD', 'LOG_LEVEL',
+  'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'BLOCK_INTERVAL_MS', 'BLOCK_TXS_MAX', 'PENDING_MAX', 'NATIVE_SYMBOL', 'NATIVE_PRICE_USD', 'LOG_LEVEL',
   'LOG_FORMAT',
   'NODE_ENV', 'METRICS_TOKEN', 'METRICS_PORT', 'REDIS_URL', 'AUTH_FAILURES_MAX', 'TRUST_PROXY', 'CORS_ORIGINS',
   'DATABASE_QUERY_TIMEOUT_MS', 'SEALER_LEASE_TIMEOUT_MS', 'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS',
   'HTTP_CONNECTIONS_MAX',
 ];
-/** Prefixes of the service's variables that are never inherited either (the event log's, webhooks', tokens' and keys'). */
-const SERVICE_VARIABLE_PREFIXES = ['EVENTS_', 'WEBHOOK_', 'JWT_', 'JWKS_'];
+/** Prefixes of the service's variables that are never inherited either (the event log's, webhooks', tokens', keys' and checkpoints'). */
+const SERVICE_VARIABLE_PREFIXES = ['EVENTS_', 'WEBHOOK_', 'JWT_', 'JWKS_', 'CHECKPOINT_'];
 
 export class BenchError extends Error {}
 

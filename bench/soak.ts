@@ -70,6 +70,7 @@ async function main(): Promise<void> {
     : (database = await freshDatabase(options.database_url, 'soak')).url;
   const service = await startService(options.root, {
     NODE_ENV: 'production', DATABASE_URL: database_url, JWT_SECRET: secret, METRICS_TOKEN: metrics_token, RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn',
+    CHECKPOINT_SIGNING_KEY: randomBytes(32).toString('base64'),
   });
   const load = startLoadGenerator(options.root);
   try {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseAmount } from './domain/amount.js';
 import { FAILURE_BUDGET_PER_HOUR_DEFAULT, FAILURE_BUDGET_PER_HOUR_MAX } from './failure-budget/failure-budget-policy.js';
 import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/tokens.js';
+import { POOL_FEE_BPS_DEFAULT, POOL_FEE_BPS_MAX } from './market/pool.js';
 import { POSTGRES_TIMEOUTS_DEFAULT, SCHEMA_NAME_PATTERN, type PostgresTimeouts } from './store/postgres/connection.js';
 import { parseCheckpointKey, type CheckpointKey } from './checkpoints/checkpoint-key.js';
 import { chooseLogFormat, LOG_FORMAT_SETTINGS, type LogFormat, type LogFormatSetting } from './logging/log-format.js';
@@ -56,9 +57,13 @@ export type Config = {
   failure_budget_per_hour: number;
   block_interval_ms: number;
   block_txs_max: number;
+  /** Transactions stored and waiting to be sealed at the most; past it submissions get 503 pending_backlog_full. */
+  pending_max: number;
   native_symbol: string;
   native_price_text: string;
   native_price_units: bigint;
+  /** The market pool's fee in basis points of what a swap pays in (fixed at the ledger's creation, like the symbol). */
+  pool_fee_bps: number;
   log_level: string;
   /** JSON lines or pretty-printed: LOG_FORMAT, or when unset pretty only on a terminal outside production. */
   log_format: LogFormat;
@@ -157,9 +162,11 @@ export function loadConfig(env: Environment = process.env, runtime: ConfigRuntim
     failure_budget_per_hour: integer(env, 'FAILURE_BUDGET_PER_HOUR', FAILURE_BUDGET_PER_HOUR_DEFAULT, 0, FAILURE_BUDGET_PER_HOUR_MAX),
     block_interval_ms: integer(env, 'BLOCK_INTERVAL_MS', 1000, 10, 3_600_000),
     block_txs_max: integer(env, 'BLOCK_TXS_MAX', 10_000, 1, BLOCK_TXS_LIMIT),
+    pending_max: integer(env, 'PENDING_MAX', 100_000, 1, 100_000_000),
     native_symbol: symbol(env, 'NATIVE_SYMBOL') ?? 'TAB',
     native_price_text,
     native_price_units: price('NATIVE_PRICE_USD', native_price_text),
+    pool_fee_bps: integer(env, 'POOL_FEE_BPS', POOL_FEE_BPS_DEFAULT, 0, POOL_FEE_BPS_MAX),
     log_level: oneOf(env, 'LOG_LEVEL', LOG_LEVELS) ?? 'info',
     log_format: chooseLogFormat((oneOf(env, 'LOG_FORMAT', [...LOG_FORMAT_SETTINGS]) ?? 'auto') as LogFormatSetting, {
       stdout_terminal: runtime.stdout_terminal === true, production: node_env === 'production',

@@ -6,7 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { hasJwtKeys, type Config, ConfigError } from './config.js';
+import { balanceCheckpointExtension } from './balance-commitments/balance-checkpoint-extension.js';
+import { BalanceCommitmentKeeper } from './balance-commitments/balance-commitment-keeper.js';
 import { createApiKeyCheck } from './auth/api-key-check.js';
+import { PendingBacklog } from './backpressure/pending-backlog.js';
 import { readOrCreateDevSecret, devSecretPath } from './auth/dev-secret.js';
 import { createDevTokenSigner } from './auth/dev-token-signer.js';
 import { createTokenVerifier } from './auth/token-verifier.js';
@@ -43,6 +46,10 @@ import { ENDPOINTS_MAX, WebhookService } from './webhooks/webhook-service.js';
 import type { WebhookStore } from './webhooks/webhook-store.js';
 
 const IDEMPOTENCY_PRUNE_INTERVAL_MS = 10 * 60_000;
+/** How often the pending backlog is counted in the store (it also is after every block sealed). */
+const BACKLOG_REFRESH_MS = 500;
+/** Retry-After of a `pending_backlog_full` refusal: about one block interval, at most this. */
+const BACKLOG_RETRY_AFTER_S_MAX = 30;
 /** At shutdown the sealer seals what is pending, up to this many blocks; the next sealer takes the rest. */
 const SHUTDOWN_BLOCKS_MAX = 100;
 /** AUTH_FAILURES_MAX bad tokens per client address per this window. */
@@ -145,16 +152,26 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const hub_options = { ...DEFAULT_EVENT_HUB_OPTIONS, retention_s: config.events.retention_s, ...options.event_hub };
   const events = new EventHub(store, tokens, clock, logger, hub_options, event_signal);
   const writer = new SubmissionWriter(store, DEFAULT_WRITER_LIMITS, () => events.changed());
+  const backlog = new PendingBacklog(() => store.pendingCount(), {
+    pending_max: config.pending_max, refresh_ms: BACKLOG_REFRESH_MS, retry_after_s: Math.min(BACKLOG_RETRY_AFTER_S_MAX, Math.max(1, Math.ceil(config.block_interval_ms / 1000))),
+  });
+  await backlog.start();
+  metrics.watchBacklog(backlog);
   metrics.watchQueues({ writer_queue_length: () => writer.queue_length, pending_transactions: () => store.pendingCount() });
+  const balance_commitment = new BalanceCommitmentKeeper(store, logger);
   const service = new LedgerService(store, writer, tokens, clock, {
-    native_price_units: config.native_price_units, failure_budget_per_hour: config.failure_budget_per_hour, ...(health === null ? {} : { storage: health }),
+    native_price_units: config.native_price_units, pool_fee_bps: config.pool_fee_bps, failure_budget_per_hour: config.failure_budget_per_hour, backlog, balance_commitment,
+    ...(health === null ? {} : { storage: health }),
   });
   if (health !== null) metrics.watchStorage(health);
-  const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max };
-  const observer = { blockSealed: (summary: SealedBlockSummary) => { metrics.blockSealed(summary); events.changed(); } };
-  const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer });
+  const pool_fee_bps = await claimPoolFee(store, config.pool_fee_bps);
+  const market = { native: tokens.native.symbol, usdg: tokens.usdg.symbol, fee_bps: pool_fee_bps, fallback_price_units: config.native_price_units };
+  const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max, market };
+  const observer = { blockSealed: (summary: SealedBlockSummary) => { metrics.blockSealed(summary); events.changed(); void backlog.refresh(); } };
+  const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer, commitment: balance_commitment });
   await producer.ensureGenesis();
-  const history = await startHistory(config, store, logger, options.checkpoint_extensions ?? []);
+  await balance_commitment.start();
+  const history = await startHistory(config, store, logger, [balanceCheckpointExtension(store), ...(options.checkpoint_extensions ?? [])]);
   await events.start();
   const publisher = config.events.nats === null ? null : new NatsPublisher(events, publisherLease(config, logger, options.store !== undefined), config.events.nats, logger);
   publisher?.start();
@@ -215,6 +232,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       clearInterval(prune);
+      backlog.stop();
       verifier.close();
       await metrics_app?.close();
       await closeServer(app, logger);
@@ -319,6 +337,15 @@ async function startHistory(
 }
 
 /** The native symbol is part of every hash: it is fixed when the ledger is created. */
+/** The pool's fee is part of what every swap's outcome depends on: fixed when the ledger is created, like its symbol. */
+async function claimPoolFee(store: LedgerStore, configured: number): Promise<number> {
+  const stored = await store.claimSetting('pool_fee_bps', String(configured));
+  if (stored !== String(configured)) {
+    throw new ConfigError('POOL_FEE_BPS', `this ledger was created with ${stored}; it cannot change to ${configured}`);
+  }
+  return configured;
+}
+
 async function claimNativeSymbol(store: LedgerStore, configured: string): Promise<string> {
   const stored = await store.claimSetting('native_symbol', configured);
   if (stored !== configured) {

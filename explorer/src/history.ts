@@ -6,8 +6,8 @@ import type { Transaction } from '@tabula/client';
 
 export const HISTORY_PAGE_SIZE = 20;
 
-/** A transfer is `sent` or `received`; a mint or a burn is named by its type. */
-export type Direction = 'sent' | 'received' | 'mint' | 'burn';
+/** A transfer is `sent` or `received`; a mint, a burn or a swap is named by its type. */
+export type Direction = 'sent' | 'received' | 'mint' | 'burn' | 'swap';
 
 export type Side = {
   direction: Direction;

@@ -35,6 +35,8 @@ export interface AuditReader {
   unsealedTransactions(after_seq: number, limit: number): Promise<SequencedTransaction[]>;
   /** Up to `limit` stored balances after `after` (null: from the first), ordered by user id, then token. */
   balances(after: BalanceKey | null, limit: number): Promise<BalanceChange[]>;
+  /** The balance roots stored for blocks `from_number`..`to_number` (a database older than balance commitments has none). */
+  balanceRoots(from_number: number, to_number: number): Promise<Map<number, string>>;
   /** Up to `limit` stored accounts with user id after `after` (null: from the first), in user id order. */
   accounts(after: string | null, limit: number): Promise<StoredAccount[]>;
   /** Stored history-tree nodes of `level` with index from_index..to_index (src/domain/history-tree.ts). */

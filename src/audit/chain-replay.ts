@@ -11,7 +11,13 @@ import { blockCheckSteps, type CheckCode } from '../domain/chain-verification.js
 import { InvariantViolation } from '../domain/errors.js';
 import { runHashSteps } from '../domain/hash-steps.js';
 import { sha256, transactionHash } from '../domain/hashing.js';
-import { BalanceBook, type Outcome } from '../domain/ledger.js';
+import { formatUnits } from '../domain/amount.js';
+import { BalanceBook, type MarketTerms, type Outcome } from '../domain/ledger.js';
+import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
+import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/tokens.js';
+import { candleKeys, foldBlock, type Candle } from '../market/candles.js';
+import { POOL_FEE_BPS_DEFAULT, poolPriceUnits, priceTextToUnits, swapVolumeUsdMicros } from '../market/pool.js';
+import { BalanceTree, balanceKey, balanceRootHex } from '../domain/balance-commitment.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { ChainTotals, StoredBlockHeader } from '../service/ledger-store.js';
 
@@ -22,8 +28,10 @@ export type DiscrepancyCode =
   | 'transaction_in_unknown_block'
   | 'unknown_token'
   | 'outcome_mismatch'
+  | 'price_mismatch'
   | 'totals_mismatch'
   | 'balance_mismatch'
+  | 'balance_root_mismatch'
   | 'account_mismatch'
   | 'unsealed_transaction_invalid'
   | 'history_tree_mismatch';
@@ -38,17 +46,40 @@ export function discrepancy(code: DiscrepancyCode, block_number: number | null, 
 /** An account as the replay knows it: its last confirmed transfer's block time, and its last confirmed transaction's block. */
 export type ReplayedAccount = { last_transfer_at: number | null; last_block: number };
 
+/** How the replay knows the market: the fee the ledger was created with, and the price used before any block had one. */
+export type ReplayMarket = { fee_bps: number; fallback_price_units: bigint };
+
+const DEFAULT_REPLAY_MARKET: ReplayMarket = { fee_bps: POOL_FEE_BPS_DEFAULT, fallback_price_units: 10n ** BigInt(PRICE_DECIMALS) };
+
 export class ChainReplay {
-  readonly book = new BalanceBook();
+  readonly book: BalanceBook;
+  /** The candles the replayed blocks give, by interval and start (compare with the stored ones). */
+  readonly candles = new Map<string, Candle>();
+  private readonly market: MarketTerms;
+  private readonly fallback_price_units: bigint;
+  /** The balance commitment of the replayed state (src/domain/balance-commitment.ts). */
+  private balance_tree = BalanceTree.empty(sha256);
+  /** Blocks whose stored balance root the replay recomputed and compared. */
+  balance_roots_checked = 0;
   /** Every account the confirmed transactions made known (see ReplayedAccount). */
   readonly accounts = new Map<string, ReplayedAccount>();
   private readonly tokens: ReadonlySet<string>;
   private parent: BlockHeader | null = null;
-  private totals: ChainTotals = { transactions: 0, users: 0, transfer_volume_units: {} };
+  private totals: ChainTotals = { transactions: 0, users: 0, transfer_volume_units: {}, swap_volume_usd_micros: 0n };
+  private block_swap_volume = 0n;
 
   /** `tokens`: the symbols a transaction may carry (the ledger's native symbol and USDG). */
-  constructor(tokens: readonly string[]) {
+  constructor(tokens: readonly string[], market: ReplayMarket = DEFAULT_REPLAY_MARKET) {
     this.tokens = new Set(tokens);
+    const native = tokens.find((token) => token !== USDG_SYMBOL) ?? 'TAB';
+    this.market = { native, usdg: USDG_SYMBOL, fee_bps: market.fee_bps };
+    this.fallback_price_units = market.fallback_price_units;
+    this.book = new BalanceBook(undefined, this.market);
+  }
+
+  /** The pool's reserves as replayed so far. */
+  reserves(): { native_units: bigint; usdg_units: bigint } {
+    return { native_units: this.book.get(POOL_ACCOUNT, this.market.native), usdg_units: this.book.get(POOL_ACCOUNT, this.market.usdg) };
   }
 
   get head(): BlockHeader | null {
@@ -59,12 +90,17 @@ export class ChainReplay {
     return this.totals.transactions;
   }
 
-  /** Audits the next block of the chain, given every transaction row that names it (in position order). */
-  block(header: StoredBlockHeader, transactions: readonly Transaction[]): Discrepancy | null {
+  /**
+   * Audits the next block of the chain, given every transaction row that names it (in position order)
+   * and the balance root stored for it (null: none, a block sealed before balance commitments).
+   */
+  block(header: StoredBlockHeader, transactions: readonly Transaction[], balance_root: string | null = null): Discrepancy | null {
     const found = this.checkRecords(header, transactions)
       ?? this.checkChainRules(header, transactions)
       ?? this.replay(header, transactions)
-      ?? this.checkTotals(header);
+      ?? this.checkPrice(header)
+      ?? this.checkTotals(header)
+      ?? this.checkBalanceRoot(header, transactions, balance_root);
     this.parent = header;
     return found;
   }
@@ -103,16 +139,20 @@ export class ChainReplay {
       if (outcome.status !== tx.status || outcome.error !== tx.error) {
         return discrepancy('outcome_mismatch', header.number, tx.tx_hash, `stored as ${describe(tx)}, but it replays as ${describe(outcome)}`);
       }
-      if (outcome.status === 'confirmed') this.count(header, tx);
+      if ((outcome.amount_out_units ?? null) !== tx.amount_out_units) {
+        return discrepancy('outcome_mismatch', header.number, tx.tx_hash, `stored with amount_out ${tx.amount_out_units ?? 'null'} base units, but it replays as ${outcome.amount_out_units ?? 'null'}`);
+      }
+      if (outcome.status === 'confirmed') this.count(header, tx, outcome.amount_out_units ?? null);
     }
     this.totals.transactions += transactions.length;
     return null;
   }
 
   /** What a confirmed transaction adds to the running totals and the accounts. */
-  private count(header: BlockHeader, tx: Transaction): void {
+  private count(header: BlockHeader, tx: Transaction, amount_out_units: bigint | null): void {
     const from = this.account(tx.from, header.number);
     const to = this.account(tx.to, header.number);
+    if (tx.type === 'swap') this.block_swap_volume += swapVolumeUsdMicros(tx.token === this.market.usdg ? tx.amount_units : amount_out_units ?? 0n);
     if (tx.type !== 'transfer') return;
     const volume = this.totals.transfer_volume_units;
     volume[tx.token] = (volume[tx.token] ?? 0n) + tx.amount_units;
@@ -120,8 +160,28 @@ export class ChainReplay {
     to.last_transfer_at = header.timestamp;
   }
 
+  /** Brings the balance tree to the state after the block (every pair its transactions name) and compares its root with the stored one. */
+  private checkBalanceRoot(header: BlockHeader, transactions: readonly Transaction[], balance_root: string | null): Discrepancy | null {
+    const entries = transactions.flatMap((tx) => this.touchedPairs(tx).map(([user_id, token]) => ({ key: balanceKey(sha256, user_id, token), units: this.book.get(user_id, token) })));
+    this.balance_tree = this.balance_tree.update(entries);
+    if (balance_root === null) return null;
+    this.balance_roots_checked += 1;
+    const replayed = balanceRootHex(this.balance_tree);
+    if (replayed === balance_root) return null;
+    return discrepancy('balance_root_mismatch', header.number, null, `the stored balance root is ${balance_root}, but the balances replayed up to this block give ${replayed}`);
+  }
+
+  /** The balances a transaction can change: a swap moves both tokens between its accounts and the pool. */
+  private touchedPairs(tx: Transaction): Array<[string, string]> {
+    if (tx.type !== 'swap') return [[tx.from, tx.token], [tx.to, tx.token]];
+    const { native, usdg } = this.market;
+    return [tx.from, tx.to, POOL_ACCOUNT].flatMap((user_id): Array<[string, string]> => [[user_id, native], [user_id, usdg]]);
+  }
+
   /** The account of a confirmed transaction in block `block_number`; the first one counts towards total_users. */
   private account(user_id: string, block_number: number): ReplayedAccount {
+    // System accounts (the pool) are no users: the sealer neither counts nor records them.
+    if (isSystemAccount(user_id)) return { last_transfer_at: null, last_block: block_number };
     const known = this.accounts.get(user_id);
     if (known !== undefined) {
       known.last_block = block_number;
@@ -133,6 +193,30 @@ export class ChainReplay {
     return account;
   }
 
+  /**
+   * A block with a price (sealed since the market) must state the price its pool's reserves give, or,
+   * while a reserve is empty, whatever fixed price the ledger was configured with. Folds the block
+   * into the replayed candles.
+   */
+  private checkPrice(header: StoredBlockHeader): Discrepancy | null {
+    const volume = this.block_swap_volume;
+    this.block_swap_volume = 0n;
+    this.totals.swap_volume_usd_micros = (this.totals.swap_volume_usd_micros ?? 0n) + volume;
+    if (header.native_price == null) return null;
+    const pool_price = poolPriceUnits(this.reserves());
+    const stated = priceTextToUnits(header.native_price);
+    if (pool_price !== null && pool_price !== stated) {
+      return discrepancy('price_mismatch', header.number, null, `the block states native_price ${header.native_price}, but its pool's reserves give ${formatUnits(pool_price, PRICE_DECIMALS)}`);
+    }
+    if (header.number === 0) return null;
+    const previous = this.parent?.native_price;
+    const before = previous == null ? this.fallback_price_units : priceTextToUnits(previous);
+    const move = { timestamp: header.timestamp, price_before_units: before, price_after_units: stated, volume_usd_micros: volume };
+    const stored = candleKeys(header.timestamp).flatMap((key) => this.candles.get(`${key.interval} ${key.start}`) ?? []);
+    for (const candle of foldBlock(stored, move)) this.candles.set(`${candle.interval} ${candle.start}`, candle);
+    return null;
+  }
+
   private checkTotals(header: StoredBlockHeader): Discrepancy | null {
     const stored = header.totals;
     const replayed = this.totals;
@@ -140,6 +224,7 @@ export class ChainReplay {
       discrepancy('totals_mismatch', header.number, null, `stored ${what} is ${stored_value}, but the chain up to this block gives ${replayed_value}`);
     if (stored.transactions !== replayed.transactions) return differs('total_transactions', stored.transactions, replayed.transactions);
     if (stored.users !== replayed.users) return differs('total_users', stored.users, replayed.users);
+    if ((stored.swap_volume_usd_micros ?? 0n) !== (replayed.swap_volume_usd_micros ?? 0n)) return differs('swap volume (micro-USD)', stored.swap_volume_usd_micros ?? 0n, replayed.swap_volume_usd_micros ?? 0n);
     const tokens = new Set([...Object.keys(stored.transfer_volume_units), ...Object.keys(replayed.transfer_volume_units)]);
     for (const token of [...tokens].sort()) {
       const stored_units = stored.transfer_volume_units[token] ?? 0n;

@@ -3,10 +3,11 @@
  * through an AuditReader, replays it (chain-replay.ts), then checks what the store keeps beside the
  * chain: no transaction names a block that does not exist, every unsealed transaction is a pending one
  * that hashes to its hash, and the stored balances and accounts are exactly the replayed ones. Stops
- * at the first discrepancy. Memory: two pages of rows (one replayed, the next being read) plus the
+ * at the first discrepancy. Each block's stored balance root is recomputed from the replayed balances. Memory: two pages of rows (one replayed, the next being read) plus the
  * replayed balances and accounts.
  */
-import { USDG_SYMBOL } from '../domain/tokens.js';
+import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/tokens.js';
+import { POOL_FEE_BPS_DEFAULT } from '../market/pool.js';
 import { transactionHash } from '../domain/hashing.js';
 import { balanceKey } from '../domain/ledger.js';
 import type { Transaction } from '../domain/transaction.js';
@@ -23,6 +24,8 @@ export type AuditSummary = {
   unsealed_transactions: number;
   balances: number;
   accounts: number;
+  /** Blocks whose stored balance root was recomputed from the replayed balances (older blocks have none). */
+  balance_roots: number;
 };
 
 export type AuditResult = { ok: true; summary: AuditSummary } | { ok: false; discrepancy: Discrepancy; summary: AuditSummary };
@@ -30,6 +33,8 @@ export type AuditResult = { ok: true; summary: AuditSummary } | { ok: false; dis
 export type AuditOptions = {
   /** Called after each page of the chain with the transactions replayed so far and the total the head block states. */
   on_progress?: (transactions_done: number, transactions_total: number) => void;
+  /** NATIVE_PRICE_USD in 12-decimal units: the price before the first priced block (default 1 USD). */
+  fallback_price_units?: bigint;
 };
 
 /** The largest block the service seals (BLOCK_TXS_MAX's upper bound in src/config.ts). */
@@ -40,12 +45,15 @@ const GROUP_ROWS_MAX = AUDIT_ROW_PAGE_MAX + BLOCK_ROWS_MAX;
 export async function auditLedger(reader: AuditReader, options: AuditOptions = {}): Promise<AuditResult> {
   const latest = await reader.latestBlock();
   const native = await reader.setting('native_symbol');
-  const replay = new ChainReplay(native === null ? [USDG_SYMBOL] : [native, USDG_SYMBOL]);
+  const fee = await reader.setting('pool_fee_bps');
+  const market = { fee_bps: fee === null ? POOL_FEE_BPS_DEFAULT : Number(fee), fallback_price_units: options.fallback_price_units ?? 10n ** BigInt(PRICE_DECIMALS) };
+  const replay = new ChainReplay(native === null ? [USDG_SYMBOL] : [native, USDG_SYMBOL], market);
   const counts = { unsealed_transactions: 0, balances: 0, accounts: 0 };
   const summary = (): AuditSummary => ({
     head: replay.head === null ? null : { number: replay.head.number, hash: replay.head.hash },
     blocks: replay.head === null ? 0 : replay.head.number + 1,
     transactions_replayed: replay.transactions_replayed,
+    balance_roots: replay.balance_roots_checked,
     ...counts,
   });
   const found = latest === null
@@ -65,6 +73,7 @@ async function auditChain(reader: AuditReader, replay: ChainReplay, latest: Stor
   while (from <= latest.number) {
     const headers = await reader.blocks(from, Math.min(AUDIT_BLOCK_PAGE_MAX, latest.number - from + 1));
     if (headers.length === 0) return discrepancy('block_number_mismatch', from, null, `block ${from} is missing`);
+    const balance_roots = await reader.balanceRoots(from, (headers.at(-1) as StoredBlockHeader).number);
     const groups = groupsOf(headers);
     let next = readGroup(reader, groups[0] as StoredBlockHeader[]);
     for (const [index, group] of groups.entries()) {
@@ -72,7 +81,7 @@ async function auditChain(reader: AuditReader, replay: ChainReplay, latest: Stor
       // The next group is read while this one is replayed: a database server works on it meanwhile.
       const following = groups[index + 1];
       if (following !== undefined) next = readGroup(reader, following);
-      const found = replayGroup(replay, group, rows);
+      const found = replayGroup(replay, group, rows, balance_roots);
       if (found !== null) return found;
       options.on_progress?.(replay.transactions_replayed, latest.totals.transactions);
     }
@@ -111,14 +120,14 @@ function groupsOf(headers: readonly StoredBlockHeader[]): StoredBlockHeader[][] 
 }
 
 /** Hands each header the rows that name it; a row naming a block not among the headers is a discrepancy. */
-function replayGroup(replay: ChainReplay, headers: readonly StoredBlockHeader[], rows: readonly Transaction[]): Discrepancy | null {
+function replayGroup(replay: ChainReplay, headers: readonly StoredBlockHeader[], rows: readonly Transaction[], balance_roots: ReadonlyMap<number, string>): Discrepancy | null {
   let next = 0;
   for (const header of headers) {
     const stray = rows[next];
     if (stray !== undefined && (stray.block_number as number) < header.number) return unknownBlock(stray);
     const start = next;
     while (next < rows.length && rows[next]?.block_number === header.number) next += 1;
-    const found = replay.block(header, rows.slice(start, next));
+    const found = replay.block(header, rows.slice(start, next), balance_roots.get(header.number) ?? null);
     if (found !== null) return found;
   }
   const stray = rows[next];

@@ -146,6 +146,7 @@ function auditLines(location: string, summary: AuditSummary, duration_ms: number
     `audited ${location}: blocks 0..${head.number} (${summary.blocks} blocks), ${summary.transactions_replayed} transactions replayed from genesis, ${summary.unsealed_transactions} pending, in ${(duration_ms / 1000).toFixed(1)} s`,
     'every transaction hash, Merkle root, block hash and parent link recomputed; every outcome and running total replayed;',
     `the ${summary.balances} stored balances and ${summary.accounts} accounts are exactly the replayed ones`,
+    `the ${summary.balance_roots} stored balance roots are those of the replayed balances${summary.balance_roots < summary.blocks ? ` (${summary.blocks - summary.balance_roots} blocks sealed before balance commitments have none)` : ''}`,
     `head  block ${head.number}  ${head.hash}`,
   ].join('\n');
 }

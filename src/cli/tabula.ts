@@ -39,7 +39,7 @@ const COMMAND_OPTIONS: Record<string, Options> = {
   blocks: { limit: { type: 'string' }, offset: { type: 'string' } },
   block: {},
   stats: {},
-  verify: { from: { type: 'string' }, to: { type: 'string' }, progress: { type: 'boolean', default: false }, since: { type: 'string' }, 'public-key': { type: 'string' } },
+  verify: { from: { type: 'string' }, to: { type: 'string' }, progress: { type: 'boolean', default: false }, since: { type: 'string' }, balance: { type: 'string' }, 'public-key': { type: 'string' } },
   checkpoint: { out: { type: 'string' }, 'public-key': { type: 'string' } },
   witness: { peers: { type: 'string', multiple: true }, 'public-key': { type: 'string' } },
   watch: { types: { type: 'string' }, account: { type: 'string' }, after: { type: 'string' }, limit: { type: 'string' }, verify: { type: 'boolean', default: false } },
@@ -62,6 +62,7 @@ export const HELP = `tabula: the command line of the Tabula ledger
   tabula verify [--from <n>] [--to <n>] [--progress]
                                                  walk the chain, recompute every root, hash and link
   tabula verify <tx_hash>                        recompute a transaction's hash and check its inclusion proof
+  tabula verify --balance <user>                 check a user's balances against the newest block's balance root
   tabula checkpoint [--out <file>] [--public-key <base64>]
                                                  fetch the latest signed checkpoint, verify its signature (with
                                                  --public-key, else the service's published key), store it in <file>

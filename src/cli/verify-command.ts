@@ -29,7 +29,8 @@ export async function verifyCommand(context: Context): Promise<number> {
   if (context.positionals.length > 1) throw new UsageError('expected at most one transaction hash');
   try {
     const [tx_hash] = context.positionals;
-    if (tx_hash !== undefined) await verifyTransaction(context, tx_hash);
+    if (typeof context.values.balance === 'string') await verifyBalance(context, context.values.balance);
+    else if (tx_hash !== undefined) await verifyTransaction(context, tx_hash);
     else await verifyChain(context);
     return 0;
   } catch (error) {
@@ -75,6 +76,19 @@ async function verifyTransaction(context: Context, tx_hash: string): Promise<voi
     '  its hash recomputed from the record',
     `  included at position ${proof.leaf_index} of ${proof.tree_size} in block ${header.number} (${header.hash}):`,
     '  the RFC 6962 root from its audit path equals the transactions_root of the recomputed block header',
+  ].join('\n'));
+}
+
+async function verifyBalance(context: Context, user_id: string): Promise<void> {
+  const { client, out } = context;
+  const balance = await client.getBalanceVerified(user_id);
+  const { verified } = balance;
+  const units = Object.fromEntries(Object.entries(verified.units).map(([token, value]) => [token, value.toString()]));
+  const result = { verified: true, user_id, block_number: verified.block_number, balance_root: verified.balance_root, against: verified.against, units };
+  print(out, result, () => [
+    `verified the balances of ${user_id} after block ${verified.block_number}: ${balance.native_text} native, ${balance.usdg_text} USDG`,
+    `  each proven (a zero one by absence) under balance root ${verified.balance_root}`,
+    `  which is the root ${verified.against === 'checkpoint' ? 'of the signed checkpoint' : 'the server stores for the block'}`,
   ].join('\n'));
 }
 

@@ -19,6 +19,8 @@ export type BlockHeaderRecord = {
   timestamp: number;
   transactions_count: number;
   transactions_root: string;
+  /** The native price after the block (decimal text); null or absent on blocks sealed before the market. */
+  native_price?: string | null | undefined;
 };
 
 export type BlockRecord = BlockHeaderRecord & { transactions: readonly string[] };
@@ -49,6 +51,8 @@ export type CheckFailure = { ok: false; code: CheckCode; reason: string };
 export type CheckResult = { ok: true } | CheckFailure;
 
 const OK: CheckResult = { ok: true };
+/** A price as formatUnits writes it with 12 decimals: digits, an optional fraction without trailing zeros. */
+const PRICE_TEXT = /^(0|[1-9][0-9]*)(\.[0-9]{0,11}[1-9])?$/;
 
 function fail(code: CheckCode, reason: string): CheckFailure {
   return { ok: false, code, reason };
@@ -75,7 +79,8 @@ function isCount(value: unknown): value is number {
 export function checkHeaderShape(header: BlockHeaderRecord): CheckResult {
   const hashes_ok = isHash(header.hash) && isHash(header.parent_hash) && isHash(header.transactions_root);
   const numbers_ok = isCount(header.number) && isCount(header.timestamp) && isCount(header.transactions_count);
-  return hashes_ok && numbers_ok ? OK : fail('malformed_record', 'a header field is missing or not of its documented form');
+  const price_ok = header.native_price == null || (typeof header.native_price === 'string' && PRICE_TEXT.test(header.native_price));
+  return hashes_ok && numbers_ok && price_ok ? OK : fail('malformed_record', 'a header field is missing or not of its documented form');
 }
 
 /** Shape, list, count and the root recomputed from the list: the part of a block check before its hash. */

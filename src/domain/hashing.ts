@@ -33,6 +33,17 @@ export function transactionsAuditPath(tx_hashes: readonly string[], index: numbe
 }
 
 /** A new pending transaction: its preimage, the hash of it, and no outcome yet. */
-export function pendingTransaction(preimage: TransactionPreimage & { type: TransactionType }): Transaction {
-  return { ...preimage, tx_hash: transactionHash(preimage), status: 'pending', block_number: null, block_hash: null, position: null, error: null };
+export function pendingTransaction(preimage: TransactionPreimage & { type: TransactionType }, token_out: string | null = null): Transaction {
+  return {
+    ...preimage,
+    min_receive_units: preimage.min_receive_units ?? null,
+    tx_hash: transactionHash(preimage),
+    status: 'pending',
+    block_number: null,
+    block_hash: null,
+    position: null,
+    error: null,
+    amount_out_units: null,
+    token_out,
+  };
 }

@@ -5,6 +5,8 @@
  */
 import { UNITS_MAX } from './amount.js';
 import { assert } from './errors.js';
+import { assertSwapKeepsInvariants, swapAmountOut } from '../market/pool.js';
+import { POOL_ACCOUNT } from './system-accounts.js';
 import type { FailureCode, TransactionType } from './transaction.js';
 
 export type Posting = {
@@ -13,11 +15,23 @@ export type Posting = {
   amount_units: bigint;
   token: string;
   type: TransactionType;
+  /** Swaps only: the least amount of the other token accepted (null or absent: any). */
+  min_receive_units?: bigint | null;
 };
 
-export type Outcome = { status: 'confirmed'; error: null } | { status: 'failed'; error: FailureCode };
+/** A confirmed swap says what it paid out (`amount_out_units`); other outcomes carry null. */
+export type Outcome =
+  | { status: 'confirmed'; error: null; amount_out_units?: bigint }
+  | { status: 'failed'; error: FailureCode; amount_out_units?: undefined };
+
+/** The pair a swap trades (token symbols) and the pool's fee. */
+export type MarketTerms = { native: string; usdg: string; fee_bps: number };
 
 const CONFIRMED: Outcome = { status: 'confirmed', error: null };
+
+function failed(error: FailureCode): Outcome {
+  return { status: 'failed', error };
+}
 
 export function balanceKey(user_id: string, token: string): string {
   return `${token}\u0000${user_id}`;
@@ -28,8 +42,11 @@ export class BalanceBook {
   private readonly units = new Map<string, bigint>();
   private readonly touched = new Set<string>();
 
-  constructor(initial?: Iterable<[string, bigint]>) {
+  private readonly market: MarketTerms | null;
+
+  constructor(initial?: Iterable<[string, bigint]>, market: MarketTerms | null = null) {
     for (const [key, value] of initial ?? []) this.units.set(key, value);
+    this.market = market;
   }
 
   get(user_id: string, token: string): bigint {
@@ -49,21 +66,49 @@ export class BalanceBook {
    */
   apply(posting: Posting): Outcome {
     assert(posting.amount_units > 0n, 'amounts are positive');
+    if (posting.type === 'swap') return this.swap(posting);
     const debit = posting.type === 'transfer' || posting.type === 'burn';
     const credit = posting.type === 'transfer' || posting.type === 'mint';
     const from_key = debit ? balanceKey(posting.from, posting.token) : '';
     const to_key = credit ? balanceKey(posting.to, posting.token) : '';
     const from_units = debit ? this.units.get(from_key) ?? 0n : 0n;
     if (debit && from_units < posting.amount_units) {
-      return { status: 'failed', error: 'insufficient_funds' };
+      return failed('insufficient_funds');
     }
     if (credit && (this.units.get(to_key) ?? 0n) + posting.amount_units > UNITS_MAX) {
-      return { status: 'failed', error: 'balance_overflow' };
+      return failed('balance_overflow');
     }
     if (debit) this.set(from_key, from_units - posting.amount_units, posting.from, posting.token);
     // Read after the debit: the same account on both sides ends where it started.
     if (credit) this.set(to_key, (this.units.get(to_key) ?? 0n) + posting.amount_units, posting.to, posting.token);
     return CONFIRMED;
+  }
+
+  /**
+   * A swap against the pool: `from` pays `amount` of `token` into @pool, and `to` receives the other
+   * token, as much as the constant-product formula gives; nothing moves when it cannot apply.
+   */
+  private swap(posting: Posting): Outcome {
+    const market = this.market;
+    assert(market !== null, 'a book that applies swaps knows the market terms');
+    assert(posting.from !== POOL_ACCOUNT && posting.to !== POOL_ACCOUNT, 'the edge refuses swaps naming the pool');
+    const token_out = posting.token === market.native ? market.usdg : market.native;
+    const reserve_in = this.get(POOL_ACCOUNT, posting.token);
+    const reserve_out = this.get(POOL_ACCOUNT, token_out);
+    const from_units = this.get(posting.from, posting.token);
+    if (reserve_in === 0n || reserve_out === 0n) return failed('pool_empty');
+    if (from_units < posting.amount_units) return failed('insufficient_funds');
+    const amount_out = swapAmountOut(reserve_in, reserve_out, posting.amount_units, market.fee_bps);
+    if (amount_out === 0n) return failed('amount_out_zero');
+    if (posting.min_receive_units != null && amount_out < posting.min_receive_units) return failed('slippage_exceeded');
+    const to_after = this.get(posting.to, token_out) + amount_out;
+    if (reserve_in + posting.amount_units > UNITS_MAX || to_after > UNITS_MAX) return failed('balance_overflow');
+    assertSwapKeepsInvariants(reserve_in, reserve_out, reserve_in + posting.amount_units, reserve_out - amount_out);
+    this.set(balanceKey(posting.from, posting.token), from_units - posting.amount_units, posting.from, posting.token);
+    this.set(balanceKey(POOL_ACCOUNT, posting.token), reserve_in + posting.amount_units, POOL_ACCOUNT, posting.token);
+    this.set(balanceKey(POOL_ACCOUNT, token_out), reserve_out - amount_out, POOL_ACCOUNT, token_out);
+    this.set(balanceKey(posting.to, token_out), to_after, posting.to, token_out);
+    return { status: 'confirmed', error: null, amount_out_units: amount_out };
   }
 
   /** The (user, token) balances that `apply` changed, with their new values. */

@@ -39,6 +39,11 @@ export class TokenRegistry {
     return token;
   }
 
+  /** The token a swap of `token` pays out: the other one of the pair. */
+  other(token: Token): Token {
+    return token.kind === 'native' ? this.usdg : this.native;
+  }
+
   bySymbol(symbol: string): Token {
     const token = this.by_upper_symbol.get(symbol.toUpperCase());
     if (token === undefined) throw new Error(`unknown stored token ${symbol}`);

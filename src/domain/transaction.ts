@@ -3,13 +3,22 @@ import type { JsonValue } from './canonical-json.js';
 import { canonicalJson, isWellFormed } from './canonical-json.js';
 import { InvalidRequestError } from './errors.js';
 import type { Token, TokenRegistry } from './tokens.js';
+import { isSystemAccount } from './system-accounts.js';
 import { parseUserId } from './user-id.js';
 
-export const TRANSACTION_TYPES = ['transfer', 'mint', 'burn'] as const;
+export const TRANSACTION_TYPES = ['transfer', 'mint', 'burn', 'swap'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 export type TransactionStatus = 'pending' | 'confirmed' | 'failed';
 /** Why a sealed transaction failed; part of the public API. */
-export type FailureCode = 'insufficient_funds' | 'balance_overflow';
+export type FailureCode =
+  | 'insufficient_funds'
+  | 'balance_overflow'
+  /** A swap would have given less than its `min_receive`. */
+  | 'slippage_exceeded'
+  /** A swap found one of the pool's reserves empty. */
+  | 'pool_empty'
+  /** A swap's amount_out rounded down to 0 base units. */
+  | 'amount_out_zero';
 
 export const METADATA_BYTES_MAX = 4096;
 /** Objects and arrays may nest this deep inside `metadata`; deeper input is refused before any recursion. */
@@ -25,6 +34,8 @@ export type TransactionRequest = {
   token: Token;
   type: TransactionType;
   metadata: Metadata;
+  /** Swaps only: the least amount of the other token the swap accepts (null or absent: any). */
+  min_receive_units?: bigint | null;
 };
 
 /** A transaction as stored: everything needed to recompute its hash, plus its outcome. */
@@ -43,6 +54,12 @@ export type Transaction = {
   block_hash: string | null;
   position: number | null;
   error: FailureCode | null;
+  /** Swaps only (part of the hash): the least amount of `token_out` accepted. */
+  min_receive_units: bigint | null;
+  /** Confirmed swaps only: what `to` received, in `token_out` (null for every other type and outcome). */
+  amount_out_units: bigint | null;
+  /** Swaps only: the token received (null for every other type). */
+  token_out: string | null;
 };
 
 export type TransactionBody = {
@@ -52,6 +69,8 @@ export type TransactionBody = {
   token: string;
   type: string;
   metadata?: Metadata | undefined;
+  /** Swaps only: the least amount of the other token to accept, as exact as `amount`. */
+  min_receive?: number | string | undefined;
 };
 
 export function parseTransactionRequest(body: TransactionBody, tokens: TokenRegistry): TransactionRequest {
@@ -64,7 +83,18 @@ export function parseTransactionRequest(body: TransactionBody, tokens: TokenRegi
     throw new InvalidRequestError('same_account', 'a transfer needs different from and to accounts', 'to');
   }
   const metadata = parseMetadata(body.metadata);
-  return { from, to, amount_units, token, type, metadata };
+  const min_receive_units = parseMinReceive(body.min_receive, type, tokens.other(token));
+  if (type === 'swap' && (isSystemAccount(from) || isSystemAccount(to))) {
+    throw new InvalidRequestError('invalid_swap_account', 'a swap is made between accounts, never with a system account (an id beginning with @)', isSystemAccount(from) ? 'from' : 'to');
+  }
+  return { from, to, amount_units, token, type, metadata, ...(type === 'swap' ? { min_receive_units } : {}) };
+}
+
+/** `min_receive`: swaps only, in the token received, exact to that token's decimals. */
+function parseMinReceive(value: unknown, type: TransactionType, token_out: Token): bigint | null {
+  if (value === undefined || value === null) return null;
+  if (type !== 'swap') throw new InvalidRequestError('validation_failed', 'min_receive applies only to swaps', 'min_receive');
+  return parseAmount(value, token_out.decimals, 'min_receive');
 }
 
 function parseTransactionType(value: string): TransactionType {

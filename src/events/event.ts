@@ -71,7 +71,7 @@ export function encodeEvent(event: StoredEvent, tokens: TokenRegistry): EncodedE
   const tx = event.transaction;
   const accepted = event.type === 'transaction.accepted';
   // The accepted event shows the record as it was while pending, whatever became of it since.
-  const record = accepted ? { ...tx, status: 'pending' as const, block_number: null, block_hash: null, position: null, error: null } : tx;
+  const record = accepted ? { ...tx, status: 'pending' as const, block_number: null, block_hash: null, position: null, error: null, amount_out_units: null } : tx;
   const occurred_at = event.type === 'transaction.accepted' ? tx.timestamp : event.block_timestamp;
   const accounts = tx.from === tx.to ? [tx.from] : [tx.from, tx.to];
   return finish(event.sequence, event.type, tx.tx_hash, occurred_at, accounts, transactionView(record, tokens));

@@ -29,7 +29,8 @@ export type DebitTotals = {
 export type BudgetDecision = { kind: 'covered' } | { kind: 'charged' } | { kind: 'refused'; retry_after_s: number };
 
 export function isDebit(type: TransactionType): boolean {
-  return type === 'transfer' || type === 'burn';
+  // A swap pays `amount` of `token` out of `from` into the pool: a debit like a transfer's.
+  return type === 'transfer' || type === 'burn' || type === 'swap';
 }
 
 /** Debits appended and not sealed yet. */

@@ -134,6 +134,7 @@ export async function registerOpenApi(app: FastifyInstance<any, any, any, any, a
         { name: 'blocks', description: 'The hash-chained blocks' },
         { name: 'accounts', description: 'Balances and transaction histories' },
         { name: 'network', description: 'Statistics' },
+        { name: 'market', description: 'Swaps against the @pool: quotes and price candles' },
         { name: 'webhooks', description: 'Signed deliveries of the event log to your endpoints (admins only)' },
         { name: 'health', description: 'Liveness and readiness (no authentication)' },
       ],

@@ -51,3 +51,10 @@ function parseLimit(text: string | undefined, limit_max: number): number {
   }
   return limit;
 }
+
+/** `proof` of a balance read: `true` adds the balance proof; absent or `false`, the balances alone. */
+export function parseProofFlag(text: string | undefined): boolean {
+  if (text === undefined || text === 'false') return false;
+  if (text === 'true') return true;
+  throw new HttpProblem('invalid_proof_flag', 'proof must be true or false', {}, [{ field: 'proof', message: 'must be true or false' }]);
+}

@@ -17,7 +17,7 @@ const EXAMPLE_TIMESTAMP = 1795305809;
 const EXAMPLE_TRANSACTION = {
   tx_hash: EXAMPLE_TX_HASH, from: 'alice', to: 'bob', amount: 12.5, token: 'TAB', type: 'transfer', metadata: { memo: 'rent' },
   status: 'confirmed', timestamp: EXAMPLE_TIMESTAMP, block_number: 7, block_hash: EXAMPLE_BLOCK_HASH, position: 2, error: null,
-  nonce: '9f9e98c66358a4bb1867da89d975c1cf',
+  nonce: '9f9e98c66358a4bb1867da89d975c1cf', min_receive: null, amount_out: null, token_out: null,
 };
 
 const Hash = Type.String({ pattern: '^0x[0-9a-f]{64}$', description: '0x + 64 lowercase hex digits' });
@@ -38,12 +38,16 @@ export const SubmitBodySchema = Type.Object({
   to: Type.String({ description: 'receiver user id (for burn: the issuer)' }),
   amount: Type.Union([Type.Number(), Type.String()], { description: 'a JSON number or, for exactness, a decimal string' }),
   token: Type.String({ description: 'token symbol, case-insensitive' }),
-  type: Type.String({ description: 'transfer, mint or burn' }),
+  type: Type.String({ description: 'transfer, mint, burn or swap' }),
   metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'free-form object, at most 4 KiB' })),
+  min_receive: Type.Optional(Type.Union([Type.Number(), Type.String()], {
+    description: 'swaps only: the least amount of the other token to accept, as exact as `amount`; less fails the swap with `slippage_exceeded`',
+  })),
 }, {
   additionalProperties: false,
   examples: [
     { from: 'alice', to: 'bob', amount: 12.5, token: 'TAB', type: 'transfer', metadata: { memo: 'rent' } },
+    { from: 'alice', to: 'alice', amount: '10', token: 'TAB', type: 'swap', min_receive: '9.85' },
     { from: 'treasury', to: 'alice', amount: '92233720368.54775807', token: 'TAB', type: 'mint' },
   ],
 });
@@ -123,7 +127,7 @@ export const TransactionSchema = Type.Object({
   to: Type.String(),
   amount: Amount,
   token: Type.String(),
-  type: Type.Union([Type.Literal('transfer'), Type.Literal('mint'), Type.Literal('burn')]),
+  type: Type.Union([Type.Literal('transfer'), Type.Literal('mint'), Type.Literal('burn'), Type.Literal('swap')]),
   metadata: Type.Object({}, { additionalProperties: true }),
   status: Type.Union([Type.Literal('pending'), Type.Literal('confirmed'), Type.Literal('failed')]),
   timestamp: Type.Integer({ description: 'Unix seconds of the submission' }),
@@ -132,6 +136,9 @@ export const TransactionSchema = Type.Object({
   position: Type.Union([Type.Integer(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
   nonce: Type.String({ description: 'random per submission; part of the hashed encoding' }),
+  min_receive: Type.Union([Amount, Type.Null()], { description: 'swaps: the least amount of `token_out` accepted (null: any, and for other types); part of a swap\'s hash' }),
+  amount_out: Type.Union([Amount, Type.Null()], { description: 'confirmed swaps: what `to` received, in `token_out`; null otherwise' }),
+  token_out: Type.Union([Type.String(), Type.Null()], { description: 'swaps: the token received; null for other types' }),
 }, { examples: [EXAMPLE_TRANSACTION] });
 
 export const HashParamsSchema = Type.Object({
@@ -182,6 +189,41 @@ export const BalanceSchema = Type.Object({
   total_usd: Type.Number({ description: 'native × native_price + usdg, rounded to 6 decimals' }),
 }, { examples: [{ user_id: 'alice', native: 87.5, usdg: 1000.25, total_usd: 1087.75 }] });
 
+export const BalanceQuerySchema = Type.Object({
+  proof: Type.Optional(Type.String({ description: '`true`: add `proof`, the balances proven against the newest block\'s balance root (default `false`)', examples: ['true'] })),
+});
+
+const BalanceProofEntrySchema = Type.Object({
+  token: Type.String(),
+  key: Hash,
+  units: Type.String({ description: 'the proven balance in base units, as decimal text ("0": absent)' }),
+  leaf: Type.Union([Type.Object({ key: Hash, units: Type.String() }), Type.Null()], { description: "the leaf the key's path ends at: the key's own, another key's (absent), or null (an empty subtree: absent)" }),
+  siblings: Type.Array(Hash, { description: "sibling hashes from the root's children down to the leaf (at most 256)" }),
+});
+
+export const BalanceProofSchema = Type.Object({
+  block_number: Type.Integer({ description: 'the sealed block whose balance state is proven (pending transactions never change it)' }),
+  balance_root: Hash,
+  entries: Type.Array(BalanceProofEntrySchema, { description: "one per token of the ledger; docs/api.md says how to check them" }),
+});
+
+const EXAMPLE_SIBLING = `0x${'5c'.repeat(32)}`;
+export const ProvenBalanceSchema = Type.Object({
+  ...BalanceSchema.properties,
+  proof: Type.Optional(BalanceProofSchema),
+}, {
+  examples: [{
+    user_id: 'alice', native: 87.5, usdg: 0, total_usd: 218.75,
+    proof: {
+      block_number: 7, balance_root: `0x${'3f'.repeat(32)}`,
+      entries: [
+        { token: 'TAB', key: `0x${'a1'.repeat(32)}`, units: '8750000000', leaf: { key: `0x${'a1'.repeat(32)}`, units: '8750000000' }, siblings: [EXAMPLE_SIBLING] },
+        { token: 'USDG', key: `0x${'b2'.repeat(32)}`, units: '0', leaf: null, siblings: [EXAMPLE_SIBLING, EXAMPLE_SIBLING] },
+      ],
+    },
+  }],
+});
+
 const blockHeaderFields = {
   number: Type.Integer(),
   hash: Hash,
@@ -189,9 +231,13 @@ const blockHeaderFields = {
   timestamp: Type.Integer({ description: 'Unix seconds' }),
   transactions_count: Type.Integer(),
   transactions_root: Hash,
+  native_price: Type.Union([Type.String({ pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{0,11}[1-9])?$' }), Type.Null()], {
+    description: 'USD per native token after this block, as exact decimal text (12 decimals at most); part of the hash (version 2). null: a block sealed before the market, hashed with version 1',
+  }),
 };
 const EXAMPLE_HEADER = {
   number: 7, hash: EXAMPLE_BLOCK_HASH, parent_hash: EXAMPLE_PARENT_HASH, timestamp: EXAMPLE_TIMESTAMP + 1, transactions_count: 3, transactions_root: EXAMPLE_ROOT,
+  native_price: null,
 };
 export const BlockHeaderSchema = Type.Object(blockHeaderFields);
 export const BlockSchema = Type.Object({
@@ -215,6 +261,38 @@ export const StatsSchema = Type.Object({
 }, {
   examples: [{ total_transactions: 3, total_users: 3, native_price: 1, trading_volume_24h: 12, active_users_24h: 2, latest_block_number: 2 }],
 });
+
+export const QuoteQuerySchema = Type.Object({
+  token: Type.String({ description: 'the token paid in, case-insensitive', examples: ['TAB'] }),
+  amount: Type.String({ description: 'the amount paid in, a decimal', examples: ['10'] }),
+});
+
+const Price = Type.Number({ description: 'USD per native token, rounded down to 12 decimals; the JSON text is exact' });
+
+export const QuoteSchema = Type.Object({
+  amount_out: Amount,
+  token_out: Type.String(),
+  price: Price,
+  price_after: Type.Number({ description: 'the price the reserves would give after this swap alone' }),
+  fee: Type.Number({ description: 'the part of `amount` the pool keeps as its fee, in the token paid in' }),
+}, { examples: [{ amount_out: 9.87158034, token_out: 'USDG', price: 1, price_after: 0.980295078818, fee: 0.03 }] });
+
+export const PriceHistoryQuerySchema = Type.Object({
+  interval: Type.Optional(Type.String({ description: '1m, 1h or 1d; default 1h', examples: ['1h'] })),
+  limit: Type.Optional(Type.String({ description: 'integer 1..1000, default 100', examples: ['100'] })),
+});
+
+export const PriceHistorySchema = Type.Object({
+  interval: Type.String(),
+  candles: Type.Array(Type.Object({
+    start: Type.Integer({ description: 'Unix seconds, a multiple of the interval' }),
+    open: Price,
+    high: Price,
+    low: Price,
+    close: Price,
+    volume_usd: Type.Number({ description: 'USD value of the swaps sealed in the bucket, on their USDG side' }),
+  }), { description: 'oldest first; buckets without a sealed block are absent; the last closes at the current price' }),
+}, { examples: [{ interval: '1h', candles: [{ start: 1795305600, open: 1, high: 1.02, low: 0.98, close: 0.99, volume_usd: 123.45 }] }] });
 
 export const HealthSchema = Type.Object({ status: Type.String() }, { examples: [{ status: 'ok' }] });
 

@@ -3,7 +3,8 @@ import { formatUnits } from '../domain/amount.js';
 import { PRICE_DECIMALS, formatUsdMicros, type TokenRegistry } from '../domain/tokens.js';
 import type { BlockHeader } from '../domain/block.js';
 import type { Transaction } from '../domain/transaction.js';
-import type { AccountHistoryPage, Balances, Stats } from '../service/ledger-service.js';
+import type { Candle, CandleInterval } from '../market/candles.js';
+import type { AccountHistoryPage, Balances, ProvenBalances, Quote, Stats } from '../service/ledger-service.js';
 import type { FastifyReply } from 'fastify';
 import { ExactNumber, stringifyExact } from './exact-json.js';
 import { historyCursor } from './parameters.js';
@@ -24,6 +25,9 @@ export function transactionView(tx: Transaction, tokens: TokenRegistry) {
     position: tx.position,
     error: tx.error,
     nonce: tx.nonce,
+    min_receive: tx.min_receive_units === null || tx.token_out === null ? null : new ExactNumber(formatUnits(tx.min_receive_units, tokens.bySymbol(tx.token_out).decimals)),
+    amount_out: tx.amount_out_units === null || tx.token_out === null ? null : new ExactNumber(formatUnits(tx.amount_out_units, tokens.bySymbol(tx.token_out).decimals)),
+    token_out: tx.token_out,
   };
 }
 
@@ -36,6 +40,7 @@ export function blockHeaderView(block: BlockHeader) {
     timestamp: block.timestamp,
     transactions_count: block.transactions_count,
     transactions_root: block.transactions_root,
+    native_price: block.native_price ?? null,
   };
 }
 
@@ -57,6 +62,11 @@ export function balanceView(balances: Balances, tokens: TokenRegistry) {
   };
 }
 
+/** The balances as of the proven block, with their proof (hashes and base units as text: exact as they are). */
+export function provenBalanceView(proven: ProvenBalances, tokens: TokenRegistry) {
+  return { ...balanceView(proven.balances, tokens), proof: proven.proof };
+}
+
 export function statsView(stats: Stats) {
   return {
     total_transactions: stats.total_transactions,
@@ -71,4 +81,32 @@ export function statsView(stats: Stats) {
 /** Sends a view whose amounts must keep their exact decimal text (not Fastify's number serializer). */
 export function sendExact(reply: unknown, view: unknown): FastifyReply {
   return (reply as FastifyReply).type('application/json; charset=utf-8').send(stringifyExact(view));
+}
+
+function priceNumber(units: bigint): ExactNumber {
+  return new ExactNumber(formatUnits(units, PRICE_DECIMALS));
+}
+
+export function quoteView(quote: Quote, tokens: TokenRegistry) {
+  return {
+    amount_out: new ExactNumber(formatUnits(quote.amount_out_units, tokens.bySymbol(quote.token_out).decimals)),
+    token_out: quote.token_out,
+    price: priceNumber(quote.price_units),
+    price_after: priceNumber(quote.price_after_units),
+    fee: new ExactNumber(formatUnits(quote.fee_units, tokens.bySymbol(quote.token).decimals)),
+  };
+}
+
+export function priceHistoryView(interval: CandleInterval, candles: readonly Candle[]) {
+  return {
+    interval,
+    candles: candles.map((candle) => ({
+      start: candle.start,
+      open: priceNumber(candle.open_units),
+      high: priceNumber(candle.high_units),
+      low: priceNumber(candle.low_units),
+      close: priceNumber(candle.close_units),
+      volume_usd: new ExactNumber(formatUsdMicros(candle.volume_usd_micros)),
+    })),
+  };
 }

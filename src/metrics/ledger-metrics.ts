@@ -100,6 +100,36 @@ export class LedgerMetrics implements BlockSealObserver {
     });
   }
 
+  /** Registers the bound on the pending backlog: its limit, this instance's estimate, and the submissions refused. */
+  watchBacklog(backlog: { readonly pending_max: number; readonly estimate: number; readonly refused: number }): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'tabula_pending_max',
+      help: 'PENDING_MAX: transactions waiting to be sealed at most before submissions are refused',
+      registers,
+      collect() {
+        this.set(backlog.pending_max);
+      },
+    });
+    new Gauge({
+      name: 'tabula_pending_backlog_estimate',
+      help: "Transactions waiting to be sealed as this instance counts them for PENDING_MAX (the store's count, at most 0.5 s old, plus its own appends since)",
+      registers,
+      collect() {
+        this.set(backlog.estimate);
+      },
+    });
+    new Counter({
+      name: 'tabula_pending_backlog_refusals_total',
+      help: 'Transactions refused with 503 pending_backlog_full (a batch counts its items)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(backlog.refused);
+      },
+    });
+  }
+
   /** Registers the count of writes the storage refused (disk full, read-only, unreachable) and whether it refuses now. */
   watchStorage(health: { readonly failures: number; readonly failing: boolean }): void {
     const registers = [this.registry];

@@ -9,16 +9,27 @@
 import type { Logger } from 'pino';
 import { buildBlock, genesisBlock } from '../domain/block.js';
 import { assert, InvariantViolation, StorageUnavailableError } from '../domain/errors.js';
-import { BalanceBook, balanceKey, supplyDelta } from '../domain/ledger.js';
-import type { Transaction } from '../domain/transaction.js';
+import { formatUnits } from '../domain/amount.js';
+import { BalanceBook, balanceKey, supplyDelta, type MarketTerms } from '../domain/ledger.js';
+import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
+import { PRICE_DECIMALS } from '../domain/tokens.js';
+import { candleKeys, foldBlock } from '../market/candles.js';
+import { POOL_FEE_BPS_DEFAULT, priceOrFallback, priceTextToUnits, swapVolumeUsdMicros } from '../market/pool.js';
+import type { BalanceCommitment } from './balance-commitment.js';
 import { unixSeconds, type Clock } from './clock.js';
-import type { BlockCommit, ChainTotals, LedgerStore, StoredBlockHeader, TransactionOutcome } from './ledger-store.js';
+import type { BlockCommit, ChainTotals, LedgerStore, PendingPosting, StoredBlockHeader, TransactionOutcome } from './ledger-store.js';
 import { SoleSealerLease, type SealerLease } from './sealer-lease.js';
 
 export type BlockProducerOptions = {
   block_interval_ms: number;
   block_txs_max: number;
+  /** The pair, the pool's fee and the price while a reserve is empty; absent: TAB/USDG, 30 bps, 1 USD. */
+  market?: MarketOptions;
 };
+
+export type MarketOptions = MarketTerms & { fallback_price_units: bigint };
+
+const DEFAULT_MARKET: MarketOptions = { native: 'TAB', usdg: 'USDG', fee_bps: POOL_FEE_BPS_DEFAULT, fallback_price_units: 10n ** BigInt(PRICE_DECIMALS) };
 
 /** What one seal did: its size, how long it took, and how many transactions ended each way. */
 export type SealedBlockSummary = {
@@ -45,9 +56,11 @@ export class BlockProducer {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly options: BlockProducerOptions;
+  private readonly market: MarketOptions;
   private readonly lease: SealerLease;
   private leading = false;
   private readonly observer: BlockSealObserver;
+  private readonly commitment: BalanceCommitment | null;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private running = false;
@@ -61,14 +74,16 @@ export class BlockProducer {
     clock: Clock,
     logger: Logger,
     options: BlockProducerOptions,
-    collaborators: { lease?: SealerLease; observer?: BlockSealObserver } = {},
+    collaborators: { lease?: SealerLease; observer?: BlockSealObserver; commitment?: BalanceCommitment } = {},
   ) {
     this.store = store;
     this.clock = clock;
     this.logger = logger;
     this.options = options;
+    this.market = options.market ?? DEFAULT_MARKET;
     this.lease = collaborators.lease ?? new SoleSealerLease();
     this.observer = collaborators.observer ?? NO_OBSERVER;
+    this.commitment = collaborators.commitment ?? null;
   }
 
   /**
@@ -78,10 +93,10 @@ export class BlockProducer {
   async ensureGenesis(): Promise<StoredBlockHeader> {
     const latest = await this.store.latestBlock();
     if (latest !== null) return latest;
-    const header = genesisBlock(unixSeconds(this.clock));
+    const header = genesisBlock(unixSeconds(this.clock), formatUnits(this.market.fallback_price_units, PRICE_DECIMALS));
     const totals: ChainTotals = { transactions: 0, users: 0, transfer_volume_units: {} };
     try {
-      await this.store.commitBlock({ header, totals, outcomes: [], balances: [], new_users: [], active_users: [] });
+      await this.store.commitBlock({ header, totals, outcomes: [], balances: [], new_users: [], active_users: [], candles: [] });
     } catch (error) {
       const written = await this.store.latestBlock();
       if (written === null) throw error;
@@ -178,12 +193,15 @@ export class BlockProducer {
     const started_ms = performance.now();
     const parent = await this.store.latestBlock();
     assert(parent !== null, 'the chain has a genesis block before sealing');
-    const pending = await this.store.pendingTransactions(this.options.block_txs_max);
+    const pending = await this.store.pendingPostings(this.options.block_txs_max);
     if (pending.length === 0) return null;
     // A synchronous store (SQLite) holds the event loop for each step of a large block: let requests
     // in between. Safe: this producer is the only writer of blocks, balances and outcomes.
     await yieldToEventLoop();
     const commit = await this.decide(parent, pending);
+    // The balance commitment's step: the root after this block, kept by the commitment once written.
+    const prepared = this.commitment === null ? null : await this.commitment.prepare(parent.number, commit.balances);
+    commit.balance_root = prepared?.balance_root ?? null;
     await yieldToEventLoop();
     // The loop seals only while holding the lease: one lost while deciding (a partition noticed by the
     // lease's heartbeat) means another instance may seal now. Explicit drains are their caller's call.
@@ -192,6 +210,7 @@ export class BlockProducer {
       return null;
     }
     await this.store.commitBlock(commit);
+    prepared?.written();
     const duration_ms = performance.now() - started_ms;
     this.logger.debug({ block_number: commit.header.number, transactions: pending.length, duration_ms }, 'block sealed');
     this.observer.blockSealed({ block_number: commit.header.number, transactions: pending.length, duration_ms, outcomes: countOutcomes(pending, commit.outcomes) });
@@ -199,43 +218,65 @@ export class BlockProducer {
   }
 
   /** Applies `pending` in order to the current balances and builds the block that records it all. */
-  private async decide(parent: StoredBlockHeader, pending: readonly Transaction[]): Promise<BlockCommit> {
-    const book = new BalanceBook(await this.loadBalances(pending));
-    const supply_before = supplyOf(book, pending);
+  private async decide(parent: StoredBlockHeader, pending: readonly PendingPosting[]): Promise<BlockCommit> {
+    const keys = this.balanceKeys(pending);
+    const book = new BalanceBook(await this.loadBalances(keys), this.market);
+    const supply_before = supplyOf(book, keys);
     const outcomes: TransactionOutcome[] = [];
     const supply_change = new Map<string, bigint>();
     const volume = { ...parent.totals.transfer_volume_units };
+    let swap_volume = 0n;
     const participants = new Set<string>();
     const active_users = new Set<string>();
     pending.forEach((tx, position) => {
       const outcome = book.apply(tx);
-      outcomes.push({ tx_hash: tx.tx_hash, position, status: outcome.status, error: outcome.error });
+      outcomes.push({ tx_hash: tx.tx_hash, seq: tx.seq, position, status: outcome.status, error: outcome.error, amount_out_units: outcome.amount_out_units ?? null });
       if (outcome.status !== 'confirmed') return;
       supply_change.set(tx.token, (supply_change.get(tx.token) ?? 0n) + supplyDelta(tx));
-      participants.add(tx.from).add(tx.to);
+      for (const user_id of [tx.from, tx.to]) if (!isSystemAccount(user_id)) participants.add(user_id);
+      if (tx.type === 'swap') swap_volume += swapVolumeUsdMicros(tx.token === this.market.usdg ? tx.amount_units : outcome.amount_out_units ?? 0n);
       if (tx.type !== 'transfer') return;
       volume[tx.token] = (volume[tx.token] ?? 0n) + tx.amount_units;
-      active_users.add(tx.from).add(tx.to);
+      for (const user_id of [tx.from, tx.to]) if (!isSystemAccount(user_id)) active_users.add(user_id);
     });
-    assertSupplyConserved(supply_before, supplyOf(book, pending), supply_change);
+    assertSupplyConserved(supply_before, supplyOf(book, keys), supply_change);
     const known = await this.store.knownUsers([...participants]);
     const new_users = [...participants].filter((user_id) => !known.has(user_id));
-    const header = buildBlock(parent, pending.map((tx) => tx.tx_hash), unixSeconds(this.clock));
+    const price_after = priceOrFallback({ native_units: book.get(POOL_ACCOUNT, this.market.native), usdg_units: book.get(POOL_ACCOUNT, this.market.usdg) }, this.market.fallback_price_units);
+    const header = buildBlock(parent, pending.map((tx) => tx.tx_hash), unixSeconds(this.clock), formatUnits(price_after, PRICE_DECIMALS));
     assert(header.number === parent.number + 1, 'block numbers are consecutive');
     const totals: ChainTotals = {
       transactions: parent.totals.transactions + pending.length,
       users: parent.totals.users + new_users.length,
       transfer_volume_units: volume,
     };
-    return { header, totals, outcomes, balances: book.changed(), new_users, active_users: [...active_users] };
+    // Absent while 0, as the stores read it back (see ChainTotals).
+    const swap_volume_total = (parent.totals.swap_volume_usd_micros ?? 0n) + swap_volume;
+    if (swap_volume_total > 0n) totals.swap_volume_usd_micros = swap_volume_total;
+    const price_before = parent.native_price == null ? this.market.fallback_price_units : priceTextToUnits(parent.native_price);
+    const move = { timestamp: header.timestamp, price_before_units: price_before, price_after_units: price_after, volume_usd_micros: swap_volume };
+    const candles = foldBlock(await this.store.candlesAt(candleKeys(header.timestamp)), move);
+    return { header, totals, outcomes, balances: book.changed(), new_users, active_users: [...active_users], candles };
   }
 
-  private async loadBalances(pending: readonly Transaction[]): Promise<Array<[string, bigint]>> {
+  /** Every (user, token) the block may touch: both sides in its token, a swap's receiver in both, and the pool's reserves. */
+  private balanceKeys(pending: readonly PendingPosting[]): Array<{ user_id: string; token: string }> {
     const keys = new Map<string, { user_id: string; token: string }>();
+    const add = (user_id: string, token: string): void => {
+      keys.set(balanceKey(user_id, token), { user_id, token });
+    };
+    add(POOL_ACCOUNT, this.market.native);
+    add(POOL_ACCOUNT, this.market.usdg);
     for (const tx of pending) {
-      for (const user_id of [tx.from, tx.to]) keys.set(balanceKey(user_id, tx.token), { user_id, token: tx.token });
+      add(tx.from, tx.token);
+      add(tx.to, tx.token);
+      if (tx.type === 'swap') add(tx.to, tx.token === this.market.native ? this.market.usdg : this.market.native);
     }
-    const found = await this.store.balancesOf([...keys.values()]);
+    return [...keys.values()];
+  }
+
+  private async loadBalances(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<Array<[string, bigint]>> {
+    const found = await this.store.balancesOf(keys);
     return found.map((balance) => [balanceKey(balance.user_id, balance.token), balance.units]);
   }
 }
@@ -244,27 +285,19 @@ function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-function countOutcomes(pending: readonly Transaction[], outcomes: readonly TransactionOutcome[]): Map<string, number> {
+function countOutcomes(pending: readonly PendingPosting[], outcomes: readonly TransactionOutcome[]): Map<string, number> {
   const counts = new Map<string, number>();
   outcomes.forEach((outcome, index) => {
-    const key = `${(pending[index] as Transaction).type} ${outcome.status} ${outcome.error ?? 'none'}`;
+    const key = `${(pending[index] as PendingPosting).type} ${outcome.status} ${outcome.error ?? 'none'}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   });
   return counts;
 }
 
 /** Sum, per token, of the balances of every account the block touches. */
-function supplyOf(book: BalanceBook, pending: readonly Transaction[]): Map<string, bigint> {
-  const seen = new Set<string>();
+function supplyOf(book: BalanceBook, keys: ReadonlyArray<{ user_id: string; token: string }>): Map<string, bigint> {
   const totals = new Map<string, bigint>();
-  for (const tx of pending) {
-    for (const user_id of [tx.from, tx.to]) {
-      const key = balanceKey(user_id, tx.token);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      totals.set(tx.token, (totals.get(tx.token) ?? 0n) + book.get(user_id, tx.token));
-    }
-  }
+  for (const { user_id, token } of keys) totals.set(token, (totals.get(token) ?? 0n) + book.get(user_id, token));
   return totals;
 }
 

@@ -9,7 +9,13 @@ import { pendingTransaction, sha256, transactionsAuditPath } from '../domain/has
 import { bytesToHex } from '../domain/hex.js';
 import { utf8Bytes } from '../domain/encoding.js';
 import { parseTransactionRequest, type Transaction, type TransactionBody, type TransactionRequest } from '../domain/transaction.js';
+import { parseAmount } from '../domain/amount.js';
+import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
 import { usdMicros, type TokenRegistry } from '../domain/tokens.js';
+import type { BalanceProofJson } from '../domain/balance-commitment.js';
+import type { BalanceCommitment } from './balance-commitment.js';
+import { CANDLE_LIMIT_MAX, type Candle, type CandleInterval } from '../market/candles.js';
+import { POOL_FEE_BPS_DEFAULT, poolPriceUnits, priceTextToUnits, swapAmountOut, swapFee, type Reserves } from '../market/pool.js';
 import { BlockHeaderCache } from './block-header-cache.js';
 import { unixSeconds, type Clock } from './clock.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
@@ -57,6 +63,17 @@ export type Stats = {
   latest_block_number: number;
 };
 
+/** A quote: what a swap of `amount_units` of `token` would receive now, its fee, and the price before and after. */
+export type Quote = {
+  token: string;
+  amount_units: bigint;
+  token_out: string;
+  amount_out_units: bigint;
+  fee_units: bigint;
+  price_units: bigint;
+  price_after_units: bigint;
+};
+
 export const IDEMPOTENCY_KEY_LENGTH_MAX = 255;
 export const IDEMPOTENCY_RETENTION_S = 48 * 3600;
 export const BLOCK_PAGE_LIMIT_MAX = 100;
@@ -67,12 +84,22 @@ const WINDOW_S = 24 * 3600;
 const NONCE_BYTES = 16;
 
 export type LedgerServiceOptions = {
+  /** NATIVE_PRICE_USD: the price while a pool reserve is empty, and before any block carried one. */
   native_price_units: bigint;
+  /** The pool's fee, for quotes (the sealer applies the same); absent: the default. */
+  pool_fee_bps?: number;
   /** FAILURE_BUDGET_PER_HOUR: uncovered debits one subject may submit per clock hour (src/failure-budget). */
   failure_budget_per_hour: number;
   /** Whether the store currently refuses writes (readiness fails while it does); absent: never. */
   storage?: { readonly failing: boolean };
+  /** Proves balances against the balance root of the newest block; absent: proofs are not offered. */
+  balance_commitment?: BalanceCommitment;
+  /** The bound on transactions waiting to be sealed (src/backpressure); absent: none. */
+  backlog?: { admit(items: number): void; settle(admitted: number, stored: number): void };
 };
+
+/** Balances as of a sealed block, with the proof of each against that block's balance root. */
+export type ProvenBalances = { balances: Balances; proof: BalanceProofJson };
 
 export class LedgerService {
   private readonly store: LedgerStore;
@@ -102,8 +129,14 @@ export class LedgerService {
     authorize(principal, request);
     const idempotency = idempotency_key === undefined ? null : await this.claim(principal, idempotency_key, request);
     if (idempotency?.replay) return idempotency.replay;
+    this.options.backlog?.admit(1);
     const transaction = this.createTransaction(request);
-    const result = await this.writer.append({ transaction, idempotency: idempotency?.claim ?? null, failure_budget: this.chargeTo(principal) });
+    let result: AppendResult | null = null;
+    try {
+      result = await this.writer.append({ transaction, idempotency: idempotency?.claim ?? null, failure_budget: this.chargeTo(principal) });
+    } finally {
+      this.options.backlog?.settle(1, result?.kind === 'stored' ? 1 : 0);
+    }
     if (result.kind === 'replay') return replay(result.record, idempotency?.claim.request_hash ?? '');
     if (result.kind === 'refused') throw new BudgetExceededError(result.retry_after_s);
     return receiptOf(transaction);
@@ -139,7 +172,14 @@ export class LedgerService {
         outcomes[index] = { ok: false, error };
       }
     }
-    const results = await this.writer.appendMany(appends);
+    // Past PENDING_MAX the whole batch is refused, storing nothing (replays above were answered from what is stored).
+    this.options.backlog?.admit(appends.length);
+    let results: AppendResult[] = [];
+    try {
+      results = await this.writer.appendMany(appends);
+    } finally {
+      this.options.backlog?.settle(appends.length, results.filter((result) => result.kind === 'stored').length);
+    }
     results.forEach((result, position) => {
       const { index, transaction, request_hash } = appended[position] as (typeof appended)[number];
       outcomes[index] = outcomeOf(result, transaction, request_hash);
@@ -180,8 +220,9 @@ export class LedgerService {
       metadata: request.metadata,
       nonce: this.nonces.next(),
       timestamp: unixSeconds(this.clock),
+      ...(request.type === 'swap' ? { min_receive_units: request.min_receive_units ?? null } : {}),
     };
-    return pendingTransaction(preimage);
+    return pendingTransaction(preimage, request.type === 'swap' ? this.tokens.other(request.token).symbol : null);
   }
 
   async transaction(tx_hash: string): Promise<Transaction> {
@@ -208,10 +249,26 @@ export class LedgerService {
   }
 
   async balances(user_id: string): Promise<Balances> {
-    const balances = await this.store.balances(user_id);
+    const [balances, latest] = await Promise.all([this.store.balances(user_id), this.store.latestBlock()]);
     const native_units = balances.get(this.tokens.native.symbol) ?? 0n;
     const usdg_units = balances.get(this.tokens.usdg.symbol) ?? 0n;
-    return { user_id, native_units, usdg_units, total_usd_micros: usdMicros(native_units, usdg_units, this.options.native_price_units) };
+    return { user_id, native_units, usdg_units, total_usd_micros: usdMicros(native_units, usdg_units, this.priceOf(latest)) };
+  }
+
+  /**
+   * `user_id`'s balances in the ledger's two tokens as of the newest sealed block, each with its proof
+   * (membership, or absence for a zero balance) against that block's balance root. The balances come
+   * from the proven state itself, so they and the proof always agree, whatever is sealed meanwhile.
+   */
+  async provenBalances(user_id: string): Promise<ProvenBalances> {
+    const commitment = this.options.balance_commitment;
+    assert(commitment !== undefined, 'the composition gives the service its balance commitment');
+    const proof = await commitment.prove(user_id, [this.tokens.native.symbol, this.tokens.usdg.symbol]);
+    const units = (symbol: string): bigint => BigInt(proof.entries.find((entry) => entry.token === symbol)?.units ?? '0');
+    const native_units = units(this.tokens.native.symbol);
+    const usdg_units = units(this.tokens.usdg.symbol);
+    const balances = { user_id, native_units, usdg_units, total_usd_micros: usdMicros(native_units, usdg_units, this.options.native_price_units) };
+    return { balances, proof };
   }
 
   /**
@@ -243,6 +300,14 @@ export class LedgerService {
     const block = await this.store.getBlock(number);
     if (block === null) throw new NotFoundError('block_not_found', `no block has number ${number}`);
     return block;
+  }
+
+  /** The balance root stored for block `number` (null: sealed before balance commitments). */
+  async balanceRoot(number: number): Promise<string | null> {
+    const root = await this.store.balanceRoot(number);
+    if (root !== null) return root;
+    if ((await this.store.latestBlockNumber() ?? -1) < number) throw new NotFoundError('block_not_found', `no block has number ${number}`);
+    return null;
   }
 
   /**
@@ -277,16 +342,63 @@ export class LedgerService {
   private async computeStats(now_s: number): Promise<Stats> {
     const snapshot = await this.store.statsSnapshot(now_s - WINDOW_S);
     const latest = snapshot?.latest;
-    const volume = (token: string): bigint =>
-      (latest?.totals.transfer_volume_units[token] ?? 0n) - (snapshot?.window_start?.totals.transfer_volume_units[token] ?? 0n);
+    // Trading volume: the USD value of the swaps sealed in the window, on their USDG side (CONTRACT decision, docs/api.md).
+    const swap_volume = (latest?.totals.swap_volume_usd_micros ?? 0n) - (snapshot?.window_start?.totals.swap_volume_usd_micros ?? 0n);
     return {
       total_transactions: latest?.totals.transactions ?? 0,
       total_users: latest?.totals.users ?? 0,
-      native_price_units: this.options.native_price_units,
-      trading_volume_24h_micros: usdMicros(volume(this.tokens.native.symbol), volume(this.tokens.usdg.symbol), this.options.native_price_units),
+      native_price_units: this.priceOf(latest ?? null),
+      trading_volume_24h_micros: swap_volume,
       active_users_24h: snapshot?.active_users_24h ?? 0,
       latest_block_number: latest?.number ?? 0,
     };
+  }
+
+  /** The price after `block` (the newest one): what it carries, or NATIVE_PRICE_USD for a block from before the market. */
+  private priceOf(block: BlockHeader | null): bigint {
+    return block?.native_price == null ? this.options.native_price_units : priceTextToUnits(block.native_price);
+  }
+
+  /** What swapping `amount` of `token` would give against the reserves as of the newest block (not binding). */
+  async quote(token_symbol: unknown, amount: unknown): Promise<Quote> {
+    const token = this.tokens.resolve(token_symbol);
+    const amount_units = parseAmount(amount, token.decimals);
+    const token_out = this.tokens.other(token);
+    const reserves = await this.reserves();
+    const price_units = this.priceOf(await this.store.latestBlock());
+    const reserve_in = token.kind === 'native' ? reserves.native_units : reserves.usdg_units;
+    const reserve_out = token.kind === 'native' ? reserves.usdg_units : reserves.native_units;
+    if (reserve_in === 0n || reserve_out === 0n) throw new ConflictError('market_unavailable', 'the pool has an empty reserve: no swap can be made now');
+    const fee_bps = this.options.pool_fee_bps ?? POOL_FEE_BPS_DEFAULT;
+    const amount_out_units = swapAmountOut(reserve_in, reserve_out, amount_units, fee_bps);
+    if (amount_out_units === 0n) throw new ConflictError('market_unavailable', 'this amount would receive nothing: amount_out rounds down to 0');
+    const after = token.kind === 'native'
+      ? { native_units: reserves.native_units + amount_units, usdg_units: reserves.usdg_units - amount_out_units }
+      : { native_units: reserves.native_units - amount_out_units, usdg_units: reserves.usdg_units + amount_units };
+    return {
+      token: token.symbol,
+      amount_units,
+      token_out: token_out.symbol,
+      amount_out_units,
+      fee_units: swapFee(amount_units, fee_bps),
+      price_units,
+      price_after_units: poolPriceUnits(after) ?? price_units,
+    };
+  }
+
+  /** The pool's reserves as of the newest block. */
+  async reserves(): Promise<Reserves> {
+    const found = await this.store.balancesOf([
+      { user_id: POOL_ACCOUNT, token: this.tokens.native.symbol }, { user_id: POOL_ACCOUNT, token: this.tokens.usdg.symbol },
+    ]);
+    const units = (symbol: string): bigint => found.find((balance) => balance.token === symbol)?.units ?? 0n;
+    return { native_units: units(this.tokens.native.symbol), usdg_units: units(this.tokens.usdg.symbol) };
+  }
+
+  /** The newest `limit` candles of `interval`, oldest first; the last one closes at the current price. */
+  async priceHistory(interval: CandleInterval, limit: number): Promise<Candle[]> {
+    assert(Number.isInteger(limit) && limit >= 1 && limit <= CANDLE_LIMIT_MAX, 'the HTTP edge limits the number of candles');
+    return this.store.candles(interval, limit);
   }
 
   /** Forgets idempotency keys older than the retention (at least 24 h, as the contract asks). */
@@ -312,13 +424,23 @@ function isIdempotencyKey(key: unknown): key is string {
   return typeof key === 'string' && key.length > 0 && key.length <= IDEMPOTENCY_KEY_LENGTH_MAX && /^[\x21-\x7e]+$/.test(key);
 }
 
+/**
+ * Admins submit anything. Anyone else: a transfer or a swap from their own account, never naming a
+ * system account (ids beginning with @, such as the pool), and never as one.
+ */
 function authorize(principal: Principal, request: TransactionRequest): void {
+  if (isSystemAccount(principal.sub)) {
+    throw new ForbiddenError('system_account', 'no token subject acts as a system account (an id beginning with @)');
+  }
   if (principal.admin) return;
-  if (request.type !== 'transfer') {
+  if (request.type !== 'transfer' && request.type !== 'swap') {
     throw new ForbiddenError('admin_required', `only an admin may submit a ${request.type}`);
   }
+  if (isSystemAccount(request.from) || isSystemAccount(request.to)) {
+    throw new ForbiddenError('system_account', 'only an admin may transfer to or from a system account (an id beginning with @)');
+  }
   if (request.from !== principal.sub) {
-    throw new ForbiddenError('not_account_owner', 'a transfer may only spend from the caller\'s own account (the token\'s sub)');
+    throw new ForbiddenError('not_account_owner', `a ${request.type} may only spend from the caller's own account (the token's sub)`);
   }
 }
 
@@ -331,6 +453,7 @@ function requestHash(request: TransactionRequest): string {
     to: request.to,
     token: request.token.symbol,
     type: request.type,
+    ...(request.min_receive_units == null ? {} : { min_receive: request.min_receive_units.toString() }),
   });
   return bytesToHex(sha256(utf8Bytes(text)));
 }

@@ -5,7 +5,9 @@
  */
 import type { Block, BlockHeader } from '../domain/block.js';
 import type { HistoryNode, NodeKey } from '../domain/history-tree.js';
+import type { Posting } from '../domain/ledger.js';
 import type { FailureCode, Transaction } from '../domain/transaction.js';
+import type { Candle, CandleInterval } from '../market/candles.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
 
 /** A pending transaction to append, with its optional idempotency record. */
@@ -37,9 +39,13 @@ export type BalanceChange = { user_id: string; token: string; units: bigint };
 
 export type TransactionOutcome = {
   tx_hash: string;
+  /** The store's row number from `pendingPostings`, when known: the store then seals the row by it (and still checks the hash). */
+  seq?: number;
   position: number;
   status: 'confirmed' | 'failed';
   error: FailureCode | null;
+  /** Confirmed swaps: what was paid out (null or absent otherwise). */
+  amount_out_units?: bigint | null;
 };
 
 /** Running totals as of a block; each block row carries them so statistics never scan history. */
@@ -48,6 +54,8 @@ export type ChainTotals = {
   users: number;
   /** Cumulative volume of confirmed transfers, by token symbol, in base units. */
   transfer_volume_units: Record<string, bigint>;
+  /** Cumulative USD value (micro-dollars) of confirmed swaps, counted on their USDG side (absent: 0, as before the market). */
+  swap_volume_usd_micros?: bigint;
 };
 
 export type BlockCommit = {
@@ -59,9 +67,22 @@ export type BlockCommit = {
   new_users: string[];
   /** Senders and receivers of this block's confirmed transfers, active as of the block's timestamp. */
   active_users: string[];
+  /** The root of the balance commitment after this block (src/domain/balance-commitment.ts); absent: none kept. */
+  balance_root?: string | null;
+  /** The price candles this block changes (one per interval), to be stored as they are; absent: none. */
+  candles?: Candle[];
 };
 
+/** The balances as of one block, read in one snapshot: every stored balance, or those the blocks after a given one touched. */
+export type BalanceSnapshot = { block_number: number; balances: BalanceChange[] };
+
 export type StoredBlockHeader = BlockHeader & { totals: ChainTotals };
+
+/**
+ * What sealing needs of a pending transaction, and nothing more: no metadata, nonce or status to read
+ * and decode for each of a block's rows. `seq` is the store's row number, for writing the outcome back.
+ */
+export type PendingPosting = Posting & { seq: number; tx_hash: string; timestamp: number };
 
 /** A transaction with its arrival sequence number: its position in arrival order, as the store numbered it. */
 export type SequencedTransaction = { seq: number; transaction: Transaction };
@@ -110,6 +131,8 @@ export interface LedgerStore {
   latestBlockNumber(): Promise<number | null>;
   /** Oldest first, in arrival order. */
   pendingTransactions(limit: number): Promise<Transaction[]>;
+  /** The same transactions as `pendingTransactions`, oldest first, with only the columns sealing needs, in storage order. */
+  pendingPostings(limit: number): Promise<PendingPosting[]>;
   pendingCount(): Promise<number>;
   balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]>;
   /** Users among `user_ids` that the ledger has seen before. */
@@ -119,6 +142,10 @@ export interface LedgerStore {
    * (see src/service/history-writer.ts); fails if the number is taken.
    */
   commitBlock(commit: BlockCommit): Promise<void>;
+  /** The stored candles of the given buckets (at most one per key; a missing bucket is absent). */
+  candlesAt(keys: ReadonlyArray<{ interval: CandleInterval; start: number }>): Promise<Candle[]>;
+  /** The newest `limit` candles of `interval`, oldest first: one index range, whatever the history. */
+  candles(interval: CandleInterval, limit: number): Promise<Candle[]>;
 
   /** The stored history-tree nodes among `keys` (src/domain/history-tree.ts), in one read; absent ones are left out. */
   historyNodes(keys: readonly NodeKey[]): Promise<HistoryNode[]>;
@@ -128,6 +155,17 @@ export interface LedgerStore {
   appendHistory(leaves: ReadonlyArray<{ number: number; hash: string }>): Promise<void>;
 
   balances(user_id: string): Promise<Map<string, bigint>>;
+  /** Every stored balance and the newest block's number, in one snapshot (null before genesis). */
+  balanceState(): Promise<BalanceSnapshot | null>;
+  /**
+   * In one snapshot: the newest block's number and the stored balance of every (user, token) that a
+   * transaction sealed in a block after `after_block` names (a pair with no row is absent: zero).
+   */
+  balanceChangesSince(after_block: number): Promise<BalanceSnapshot>;
+  /** The balance root stored for a block (null: none, e.g. a block sealed before balance commitments). */
+  balanceRoot(block_number: number): Promise<string | null>;
+  /** Stores `root` for a block unless one is stored; returns the stored one. */
+  claimBalanceRoot(block_number: number, root: string): Promise<string>;
   getBlock(number: number): Promise<Block | null>;
   /** Blocks with number ≤ `from_number`, newest first. */
   listBlocks(from_number: number, limit: number): Promise<BlockHeader[]>;

@@ -9,3 +9,9 @@ export function decodeVolumes(text: string): Record<string, bigint> {
   const parsed = JSON.parse(text) as Record<string, string>;
   return Object.fromEntries(Object.entries(parsed).map(([token, units]) => [token, BigInt(units)]));
 }
+
+/** The cumulative swap volume a block row stores (decimal text of micro-dollars); left out while 0, as before the market. */
+export function swapVolume(text: string): { swap_volume_usd_micros?: bigint } {
+  const micros = BigInt(text);
+  return micros === 0n ? {} : { swap_volume_usd_micros: micros };
+}

@@ -12,6 +12,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Metadata, TransactionType } from '../../src/domain/transaction.js';
+import { BalanceCommitmentKeeper } from '../../src/balance-commitments/balance-commitment-keeper.js';
 import { BlockProducer } from '../../src/service/block-producer.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 import { ROOT } from '../support/service-process.js';
@@ -47,8 +48,10 @@ async function buildLedger(store: LedgerStore): Promise<Hashes> {
   await store.claimSetting('native_symbol', 'TAB');
   let now_ms = 1_790_000_000_000;
   const clock = { now_ms: () => (now_ms += 1000) };
-  const producer = new BlockProducer(store, clock, pino({ level: 'silent' }), { block_interval_ms: 1000, block_txs_max: 100 });
+  const commitment = new BalanceCommitmentKeeper(store, pino({ level: 'silent' }));
+  const producer = new BlockProducer(store, clock, pino({ level: 'silent' }), { block_interval_ms: 1000, block_txs_max: 100 }, { commitment });
   await producer.ensureGenesis();
+  await commitment.start();
   const block = async (transactions: ReturnType<typeof tx>[]) => {
     await store.appendPending(transactions.map((transaction) => ({ transaction, idempotency: null })));
     expect(await producer.sealNext()).not.toBeNull();
@@ -84,6 +87,12 @@ const TAMPERINGS: Tampering[] = [
     sql: () => "UPDATE balances SET units = units + 1 WHERE user_id = 'bob' AND token = 'TAB'",
     expected: () => ({ code: 'balance_mismatch', block_number: 3, tx_hash: null }),
     reason: /^balance of bob in TAB is stored as 30900000001 base units, but the replay gives 30900000000 \(the account's last confirmed transaction is in block 3\)$/,
+  },
+  {
+    name: "a block's balance root",
+    sql: () => `UPDATE balance_roots SET root = '${FORGED_HASH}' WHERE number = 2`,
+    expected: () => ({ code: 'balance_root_mismatch', block_number: 2, tx_hash: null }),
+    reason: /^the stored balance root is 0xabab.*, but the balances replayed up to this block give 0x[0-9a-f]{64}$/,
   },
   {
     name: "a block's hash",
@@ -151,7 +160,7 @@ async function sqliteCopies(): Promise<{ hashes: Hashes; copy(): Promise<Copy>; 
         url: copy,
         alter: async (sql) => {
           const db = new Database(copy);
-          for (const trigger of ['blocks_immutable', 'transactions_sealed_once', 'transactions_sealed_into_newest']) db.exec(`DROP TRIGGER ${trigger}`);
+          for (const trigger of ['blocks_immutable', 'transactions_sealed_once', 'transactions_sealed_into_newest', 'balance_roots_immutable']) db.exec(`DROP TRIGGER ${trigger}`);
           expect(db.prepare(sql).run().changes).toBe(1);
           db.close();
         },
@@ -213,10 +222,11 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('tabula audit on %s', (kind) =>
       expect(text.status, text.stderr).toBe(0);
       expect(text.stdout).toMatch(/^audited .+: blocks 0\.\.3 \(4 blocks\), 8 transactions replayed from genesis, 1 pending, in \d+\.\d s$/m);
       expect(text.stdout).toMatch(/^the 5 stored balances and 4 accounts are exactly the replayed ones$/m);
+      expect(text.stdout).toMatch(/^the 4 stored balance roots are those of the replayed balances$/m);
       expect(text.stdout).toMatch(/^head  block 3  0x[0-9a-f]{64}$/m);
       const json = await tabula(['audit', '--json'], { DATABASE_URL: kind === 'sqlite' ? `sqlite:${copy.url}` : copy.url });
       expect(json.status, json.stderr).toBe(0);
-      expect(JSON.parse(json.stdout)).toMatchObject({ audited: true, blocks: 4, transactions_replayed: 8, unsealed_transactions: 1, balances: 5, accounts: 4 });
+      expect(JSON.parse(json.stdout)).toMatchObject({ audited: true, blocks: 4, transactions_replayed: 8, unsealed_transactions: 1, balances: 5, accounts: 4, balance_roots: 4 });
       const shown = await tabula(['audit', '--database-url', copy.url, '--progress']);
       expect(shown.stderr).toMatch(/\[#{30}\] 100% 8\/8 transactions replayed\n$/);
     } finally {

@@ -165,6 +165,14 @@ describe('tabula CLI', () => {
     expect(run.stdout).toContain(`verified transaction ${minted} (confirmed)`);
     expect(JSON.parse(ok(await tabula(['verify', minted, '--json'], env)).stdout)).toMatchObject({ verified: true, tx_hash: minted, leaf_index: 0, tree_size: 1 });
   });
+
+  it('verify --balance checks the balances against the newest block\'s balance root', async () => {
+    const run = ok(await tabula(['verify', '--balance', 'alice'], env));
+    expect(run.stdout).toMatch(/^verified the balances of alice after block \d+: [0-9.]+ native, 0 USDG$/m);
+    const json = JSON.parse(ok(await tabula(['verify', '--balance', 'nobody', '--json'], env)).stdout);
+    expect(json).toMatchObject({ verified: true, user_id: 'nobody', against: 'server_root', units: { TAB: '0', USDG: '0' } });
+    expect(json.balance_root).toMatch(/^0x[0-9a-f]{64}$/);
+  });
 });
 
 describe('tabula verify on a tampered copy of the database', () => {

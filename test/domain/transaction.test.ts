@@ -148,7 +148,7 @@ describe('parseTransactionRequest', () => {
     expect(parseTransactionRequest(body({ type, from: 'issuer', to: 'issuer' }), tokens).type).toBe(type);
   });
 
-  it.each(['Transfer', 'TRANSFER', 'swap', '', 'mint ', 'approve'])('rejects type %j with unsupported_transaction_type', (type) => {
+  it.each(['Transfer', 'TRANSFER', 'trade', '', 'mint ', 'approve'])('rejects type %j with unsupported_transaction_type', (type) => {
     expect(rejection(() => parseTransactionRequest(body({ type }), tokens))).toEqual({ code: 'unsupported_transaction_type', field: 'type' });
   });
 

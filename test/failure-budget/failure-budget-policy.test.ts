@@ -6,7 +6,7 @@ const HOUR = 1_800_000_000;
 
 describe('the failure budget policy', () => {
   it('counts transfers and burns as debits, never mints', () => {
-    expect(['transfer', 'burn', 'mint'].map((type) => isDebit(type as 'transfer'))).toEqual([true, true, false]);
+    expect(['transfer', 'burn', 'mint', 'swap'].map((type) => isDebit(type as 'transfer'))).toEqual([true, true, false, true]);
   });
 
   it('covers a debit by the sealed balance less pending debits, exactly, beyond 2^63', () => {

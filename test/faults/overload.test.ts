@@ -26,7 +26,9 @@ describe('more submissions than the service can commit', () => {
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    service = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '200', BLOCK_TXS_MAX: '20000', RATE_LIMIT_MAX: '10000000' } });
+    // The write queue's bound is what is under test: the pending backlog's (PENDING_MAX) is set out of reach
+    // (test/http/pending-backlog.test.ts and test/e2e/pending-backlog.test.ts test that one).
+    service = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '200', BLOCK_TXS_MAX: '20000', RATE_LIMIT_MAX: '10000000', PENDING_MAX: '100000000' } });
   });
   afterAll(async () => {
     await service?.close();

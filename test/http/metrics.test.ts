@@ -49,7 +49,7 @@ describe('/metrics', () => {
     await alice.post('/api/transactions/submit', { from: 'alice', to: 'bob', amount: 2, token: 'TAB', type: 'transfer' });
     await alice.post('/api/transactions/submit', { from: 'alice', to: 'bob', amount: 9, token: 'TAB', type: 'transfer' });
     await alice.post('/api/transactions/submit', { from: 'alice', to: 'bob', amount: 0, token: 'TAB', type: 'transfer' });
-    await alice.post('/api/transactions/batch', { transactions: [{ from: 'alice', to: 'carol', amount: 1, token: 'TAB', type: 'transfer' }, { from: 'x', to: 'y', amount: 1, token: 'TAB', type: 'swap' }] });
+    await alice.post('/api/transactions/batch', { transactions: [{ from: 'alice', to: 'carol', amount: 1, token: 'TAB', type: 'transfer' }, { from: 'x', to: 'y', amount: 1, token: 'TAB', type: 'trade' }] });
     await alice.get('/api/stats');
     const scrape = async () => (await ledger!.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body;
 

@@ -52,7 +52,7 @@ describe('transactions', () => {
     const block = await alice.get('/api/blocks/1');
     expect(confirmed.json.block_hash).toBe(block.json.hash);
     expect(Object.keys(confirmed.json).sort()).toEqual(
-      ['amount', 'block_hash', 'block_number', 'error', 'from', 'metadata', 'nonce', 'position', 'status', 'timestamp', 'to', 'token', 'tx_hash', 'type'],
+      ['amount', 'amount_out', 'block_hash', 'block_number', 'error', 'from', 'metadata', 'min_receive', 'nonce', 'position', 'status', 'timestamp', 'to', 'token', 'token_out', 'tx_hash', 'type'],
     );
   });
 
@@ -129,7 +129,7 @@ describe('transactions', () => {
       ['garbage amount text', { ...base, amount: '12abc' }, 'invalid_amount', 'amount'],
       ['empty amount text', { ...base, amount: '' }, 'invalid_amount', 'amount'],
       ['unknown token', { ...base, token: 'BTC' }, 'unsupported_token', 'token'],
-      ['unknown type', { ...base, type: 'swap' }, 'unsupported_transaction_type', 'type'],
+      ['unknown type', { ...base, type: 'trade' }, 'unsupported_transaction_type', 'type'],
       ['empty from', { ...base, from: '' }, 'invalid_user_id', 'from'],
       ['whitespace in to', { ...base, to: 'bo b' }, 'invalid_user_id', 'to'],
       ['control character', { ...base, to: 'bob\u0007' }, 'invalid_user_id', 'to'],

@@ -135,6 +135,33 @@ describe(`the store contract (${testStoreKind()})`, () => {
   });
 
   describe('committing blocks', () => {
+    it('reads pending postings in arrival order with what sealing needs, and seals them by row number', async () => {
+      await store.commitBlock(genesisCommit());
+      const genesis = (await store.latestBlock())!;
+      const mint = pending({ from: 'issuer', to: 'alice', amount_units: UNITS_MAX, type: 'mint' });
+      const overdraft = pending({ from: 'bob', to: 'alice', amount_units: 7n, metadata: { memo: 'x' } });
+      await store.appendPending([plain(mint), plain(overdraft)]);
+      const postings = await store.pendingPostings(10);
+      expect(postings.map(({ seq: _seq, ...rest }) => rest)).toEqual([mint, overdraft].map((tx) => ({
+        tx_hash: tx.tx_hash, from: tx.from, to: tx.to, amount_units: tx.amount_units, token: tx.token, type: tx.type, timestamp: tx.timestamp, min_receive_units: null,
+      })));
+      expect((postings[0] as { seq: number }).seq).toBeLessThan((postings[1] as { seq: number }).seq);
+      expect(await store.pendingPostings(1)).toHaveLength(1);
+      const commit = blockCommit(genesis, [mint, overdraft]);
+      commit.outcomes = [
+        { tx_hash: mint.tx_hash, seq: postings[0]!.seq, position: 0, status: 'confirmed', error: null },
+        { tx_hash: overdraft.tx_hash, seq: postings[1]!.seq, position: 1, status: 'failed', error: 'insufficient_funds' },
+      ];
+      // A row number that does not hold the hash seals nothing, and the block is refused whole.
+      const swapped = { ...commit, outcomes: [{ ...commit.outcomes[0]!, seq: postings[1]!.seq }, { ...commit.outcomes[1]!, seq: postings[0]!.seq }] };
+      await expect(store.commitBlock(swapped)).rejects.toThrow();
+      expect(await store.latestBlockNumber()).toBe(0);
+      await store.commitBlock(commit);
+      expect(await store.getTransaction(mint.tx_hash)).toMatchObject({ status: 'confirmed', block_number: 1, position: 0, error: null });
+      expect(await store.getTransaction(overdraft.tx_hash)).toMatchObject({ status: 'failed', block_number: 1, position: 1, error: 'insufficient_funds', metadata: { memo: 'x' } });
+      expect(await store.pendingPostings(10)).toEqual([]);
+    });
+
     it('writes a block and everything it decides in one go', async () => {
       expect(await store.latestBlockNumber()).toBeNull();
       await store.commitBlock(genesisCommit());
@@ -335,6 +362,51 @@ describe(`the store contract (${testStoreKind()})`, () => {
     it('has no statistics before genesis', async () => {
       expect(await store.statsSnapshot(T0)).toBeNull();
       expect(await store.latestBlock()).toBeNull();
+    });
+  });
+
+  describe('balance roots and balance snapshots (the balance commitment)', () => {
+    const ROOT_A = `0x${'a1'.repeat(32)}`;
+    const ROOT_B = `0x${'b2'.repeat(32)}`;
+
+    it('stores the root a block commit carries, none for a commit without one, and lets the first claim win', async () => {
+      expect(await store.balanceState()).toBeNull();
+      await store.commitBlock({ ...genesisCommit(), balance_root: ROOT_A });
+      expect(await store.balanceRoot(0)).toBe(ROOT_A);
+      expect(await store.claimBalanceRoot(0, ROOT_B)).toBe(ROOT_A);
+      const genesis = (await store.latestBlock())!;
+      const tx = pending({ type: 'mint', from: 'treasury', to: 'alice' });
+      await store.appendPending([plain(tx)]);
+      await store.pendingTransactions(10);
+      await store.commitBlock(blockCommit(genesis, [tx], { balances: [{ user_id: 'alice', token: 'TAB', units: 5n }] }));
+      expect(await store.balanceRoot(1)).toBeNull();
+      expect(await (await another()).claimBalanceRoot(1, ROOT_B)).toBe(ROOT_B);
+      expect(await store.balanceRoot(1)).toBe(ROOT_B);
+      expect(await store.balanceRoot(2)).toBeNull();
+    });
+
+    it('reads every non-zero balance with the newest block, and the pairs that blocks after one named', async () => {
+      await store.commitBlock(genesisCommit());
+      let parent = (await store.latestBlock())!;
+      const mints = [pending({ type: 'mint', from: 'treasury', to: 'alice' }), pending({ type: 'mint', from: 'treasury', to: 'bob', token: 'USDG' })];
+      await store.appendPending(mints.map(plain));
+      await store.pendingTransactions(10);
+      await store.commitBlock(blockCommit(parent, mints, { balances: [{ user_id: 'alice', token: 'TAB', units: 5n }, { user_id: 'bob', token: 'USDG', units: 5n }], balance_root: ROOT_A }));
+      parent = (await store.latestBlock())!;
+      const burn = pending({ type: 'burn', from: 'alice', to: 'treasury' });
+      await store.appendPending([plain(burn)]);
+      await store.pendingTransactions(10);
+      await store.commitBlock(blockCommit(parent, [burn], { balances: [{ user_id: 'alice', token: 'TAB', units: 0n }], balance_root: ROOT_B }));
+      const state = await store.balanceState();
+      expect(state).toEqual({ block_number: 2, balances: [{ user_id: 'bob', token: 'USDG', units: 5n }] });
+      // Block 2 named (alice, TAB) and (treasury, TAB): alice's row holds 0, treasury has none (absent).
+      expect(await store.balanceChangesSince(1)).toEqual({ block_number: 2, balances: [{ user_id: 'alice', token: 'TAB', units: 0n }] });
+      const since_genesis = await store.balanceChangesSince(0);
+      expect(since_genesis.block_number).toBe(2);
+      expect(since_genesis.balances.sort((a, b) => a.user_id.localeCompare(b.user_id))).toEqual([
+        { user_id: 'alice', token: 'TAB', units: 0n }, { user_id: 'bob', token: 'USDG', units: 5n },
+      ]);
+      expect(await store.balanceChangesSince(2)).toEqual({ block_number: 2, balances: [] });
     });
   });
 

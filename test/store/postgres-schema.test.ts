@@ -67,6 +67,11 @@ describe('PostgreSQL schema', () => {
     await refuses("UPDATE transactions SET status = 'confirmed', block_number = 0, position = 0 WHERE status = 'pending'");
     await refuses("UPDATE transactions SET status = 'confirmed' WHERE status = 'pending'");
     await refuses("UPDATE transactions SET status = 'failed', block_number = 1, position = 1 WHERE status = 'pending'");
+    // No block 7 (the guard is the newest-block check, once per statement, not a foreign key per row).
+    await refuses("UPDATE transactions SET status = 'confirmed', block_number = 7, position = 0 WHERE status = 'pending'");
+    await refuses("UPDATE transactions SET seq = DEFAULT WHERE status = 'pending'");
+    await refuses("UPDATE transactions SET nonce = 'x' WHERE status = 'pending'");
+    expect((await sql.query("SELECT COUNT(*)::int AS count FROM transactions WHERE status = 'pending'")).rows[0].count).toBe(1);
   });
 
   it('refuses a block that goes back in time, skips a number, or declares transactions it does not seal', async () => {
@@ -112,6 +117,7 @@ describe('PostgreSQL schema', () => {
       findIdempotencies: [['alice'], ['k']],
       countIdempotencyKeys: ['alice', ['k', 'l']],
       pendingTransactions: [100],
+      pendingPostings: [100],
       balancesOf: [['alice'], ['TAB']],
       balancesOfUser: ['alice'],
       knownUsers: [['alice', 'bob']],
@@ -143,9 +149,9 @@ describe('PostgreSQL schema', () => {
       expect(plan).toMatch(/Index Scan Backward using transactions_by_to/);
     });
 
-    it('takes pending transactions from the partial index of pending ones', async () => {
+    it.each(['pendingTransactions', 'pendingPostings'] as const)('%s takes pending transactions from the partial index of pending ones', async (name) => {
       await sql.query('SET enable_seqscan = off');
-      const plan = (await sql.query(`EXPLAIN ${SQL.pendingTransactions}`, [10])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
+      const plan = (await sql.query(`EXPLAIN ${SQL[name]}`, [10])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
       expect(plan).toMatch(/transactions_pending/);
     });
   });

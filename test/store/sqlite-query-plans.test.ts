@@ -54,8 +54,8 @@ describe('SQLite query plans', () => {
     }
   });
 
-  it('takes pending transactions from the partial index of pending ones only', () => {
-    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.pendingTransactions}`).all(1) as Array<{ detail: string }>).map((row) => row.detail);
+  it.each(['pendingTransactions', 'pendingPostings'] as const)('%s takes pending transactions from the partial index of pending ones only', (name) => {
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL[name]}`).all(1) as Array<{ detail: string }>).map((row) => row.detail);
     expect(plan[0]).toMatch(/USING INDEX transactions_pending/);
   });
 });

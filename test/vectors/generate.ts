@@ -50,6 +50,8 @@ type TransactionCase = {
   metadata: Metadata;
   nonce: string;
   timestamp: number;
+  /** Swaps only: the minimum, in the token received. */
+  min_receive?: string;
 };
 
 const TRANSACTION_CASES: TransactionCase[] = [
@@ -71,6 +73,8 @@ const TRANSACTION_CASES: TransactionCase[] = [
     },
     nonce: 'c0ffeec0ffeec0ffeec0ffeec0ffee00', timestamp: 1795305876,
   },
+  { name: 'swap of 10 TAB with a minimum of 9.85 USDG (min_receive in the preimage)', from: 'alice', to: 'alice', amount: '10', token: 'TAB', type: 'swap', min_receive: '9.85', metadata: {}, nonce: '5ba95ba95ba95ba95ba95ba95ba95ba9', timestamp: 1795305878 },
+  { name: 'swap of USDG with no minimum (min_receive null in the preimage)', from: 'bob', to: 'carol', amount: '2.5', token: 'USDG', type: 'swap', metadata: {}, nonce: '5ba95ba95ba95ba95ba95ba95ba95baa', timestamp: 1795305879 },
   { name: 'user ids with e-mail and unicode', from: 'ana.maría@example.com', to: 'Zoë', amount: '3.14159265', token: 'tab', type: 'transfer', metadata: { 'quote': '"\\\n\t' }, nonce: 'deadbeefdeadbeefdeadbeefdeadbeef', timestamp: 1795305877 },
 ];
 
@@ -90,8 +94,14 @@ function transactionVectors(tokens: TokenRegistry) {
   return TRANSACTION_CASES.map((item) => {
     const token = tokens.resolve(item.token);
     const amount_units = parseAmount(item.amount, token.decimals);
-    const preimage = { from: item.from, to: item.to, amount_units, token: token.symbol, type: item.type, metadata: item.metadata, nonce: item.nonce, timestamp: item.timestamp };
-    const transaction = pendingTransaction(preimage);
+    const swap = item.type === 'swap';
+    const token_out = tokens.other(token);
+    const min_receive = item.min_receive;
+    const preimage = {
+      from: item.from, to: item.to, amount_units, token: token.symbol, type: item.type, metadata: item.metadata, nonce: item.nonce, timestamp: item.timestamp,
+      ...(swap ? { min_receive_units: min_receive === undefined ? null : parseAmount(min_receive, token_out.decimals) } : {}),
+    };
+    const transaction = pendingTransaction(preimage, swap ? token_out.symbol : null);
     return {
       name: item.name,
       record_json: stringifyExact(transactionView(transaction, tokens)),

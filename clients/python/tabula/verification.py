@@ -15,7 +15,7 @@ from .hashing import ZERO_HASH, block_hash, hash_bytes, hash_hex, is_hash, trans
 from .merkle import root_from_inclusion_proof
 
 _COUNT_MAX = 2**53 - 1
-_HEADER_FIELDS = ("number", "hash", "parent_hash", "timestamp", "transactions_count", "transactions_root")
+_HEADER_FIELDS = ("number", "hash", "parent_hash", "timestamp", "transactions_count", "transactions_root", "native_price")
 
 
 def _is_count(value: Any) -> bool:
@@ -131,6 +131,10 @@ def verify_transaction(transaction: Mapping[str, Any]) -> None:
             "token": token, "type": transaction["type"], "metadata": transaction["metadata"], "nonce": transaction["nonce"],
             "timestamp": transaction["timestamp"],
         }
+        if transaction["type"] == "swap":
+            min_receive = transaction.get("min_receive")
+            token_out = transaction.get("token_out")
+            preimage["min_receive_units"] = None if min_receive is None else amount_units(min_receive, token_out)
         if not all(isinstance(preimage[field], str) for field in ("from", "to", "token", "type", "nonce")) or not isinstance(preimage["metadata"], Mapping):
             raise ValueError("a field is not of its documented type")
         recomputed = transaction_hash(preimage)

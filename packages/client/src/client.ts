@@ -11,8 +11,9 @@ import { parseWithExactNumbers, topLevelArrayItemTexts } from './exact-json.js';
 import { ATTEMPTS_MAX, problemFrom, sleep, Transport, type Answer, type RequestSpec, type RetryOptions, type TokenProvider } from './transport.js';
 import type {
   AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockHistoryProof, BlockPage, ChainVerification,
-  CheckpointKey, ConsistencyProof, EventsOptions, HealthStatus, InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, TabulaEvent, Transaction,
+  CheckpointKey, ConsistencyProof, EventsOptions, HealthStatus, InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, TabulaEvent, Transaction, VerifiedBalance,
 } from './types.js';
+import { noteBalanceRoot, verifyBalanceProof, type BalanceProof } from './balance-verification.js';
 import { verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';
 
 export type TabulaClientOptions = {
@@ -55,7 +56,7 @@ const WAIT_TIMEOUT_MS_DEFAULT = 60_000;
 const WAIT_INTERVAL_MS_DEFAULT = 500;
 const WAIT_INTERVAL_MS_MIN = 20;
 const CONCURRENCY_MAX = 16;
-const TRANSACTION_AMOUNTS = ['amount'];
+const TRANSACTION_AMOUNTS = ['amount', 'min_receive', 'amount_out'];
 const BALANCE_AMOUNTS = ['native', 'usdg', 'total_usd'];
 const STATS_AMOUNTS = ['native_price', 'trading_volume_24h'];
 
@@ -188,6 +189,52 @@ export class TabulaClient {
   /** `GET /api/balance/{userId}`: confirmed balances; an unknown user has zeros. */
   async getBalance(userId: string, options: { signal?: AbortSignal } = {}): Promise<Balance> {
     return exact(await this.get(`/api/balance/${encodeURIComponent(userId)}`, options), BALANCE_AMOUNTS) as Balance;
+  }
+
+  /**
+   * `GET /api/balance/{userId}?proof=true`, verified: each token's balance is proven (a zero one by
+   * absence) under the balance root of the newest sealed block, the stated amounts are the proven ones,
+   * and that root is the one the server stores for the block (`GET /api/blocks/{n}/balance-root`,
+   * `verified.against: 'server_root'`). Throws a `VerificationError` (`balance_proof_invalid`,
+   * `balance_mismatch`, `balance_root_mismatch`) when anything differs.
+   */
+  async getBalanceVerified(userId: string, options: { signal?: AbortSignal } = {}): Promise<VerifiedBalance> {
+    const answer = exact(await this.get(`/api/balance/${encodeURIComponent(userId)}?proof=true`, options), BALANCE_AMOUNTS) as Balance & { proof?: BalanceProof };
+    const { proof, ...balance } = answer;
+    if (proof === undefined) throw new VerificationError('balance_proof_invalid', `the answer for ${userId} carries no balance proof`);
+    const proven = await verifyBalanceProof(userId, balance, proof);
+    const where = { block_number: proven.block_number };
+    if (this.light !== null) {
+      const { checkpoint, anchor } = await this.balanceCheckpoint(this.light, proven.block_number);
+      const signed = noteBalanceRoot(checkpoint.note, proven.block_number);
+      if (signed === null) throw new VerificationError('balance_root_mismatch', `the signed checkpoint of size ${checkpoint.size} states no balance root for block ${proven.block_number}`, where);
+      if (signed !== proven.balance_root) {
+        throw new VerificationError('balance_root_mismatch', `the proof's balance root ${proven.balance_root} is not the one signed in checkpoint ${checkpoint.size} (${signed})`, where);
+      }
+      return { ...balance, verified: { block_number: proven.block_number, balance_root: proven.balance_root, against: 'checkpoint', units: proven.units, anchor } };
+    }
+    const stored = json(await this.get(`/api/blocks/${proven.block_number}/balance-root`, options)) as { balance_root?: unknown };
+    if (stored.balance_root !== proven.balance_root) {
+      throw new VerificationError('balance_root_mismatch', `the proof's balance root ${proven.balance_root} is not the one stored for the block (${String(stored.balance_root)})`, where);
+    }
+    return { ...balance, verified: { block_number: proven.block_number, balance_root: proven.balance_root, against: 'server_root', units: proven.units, anchor: null } };
+  }
+
+  /**
+   * The signed checkpoint whose newest block is `block_number` (size block_number + 1), verified: the
+   * trusted one when it is that one, else fetched, its signature checked and its block proven into
+   * the trusted history (advanced first when the block is newer than it).
+   */
+  private async balanceCheckpoint(light: LightClient, block_number: number): Promise<{ checkpoint: SignedCheckpoint; anchor: TrustAnchor }> {
+    const size = block_number + 1;
+    let trusted = await light.trusted();
+    if (trusted === null || trusted.size < size) trusted = await light.advance();
+    if (trusted.size === size) return { checkpoint: trusted, anchor: { checkpoint: trusted, key_id: await light.keyId() } };
+    const checkpoint = await this.getCheckpoint(size);
+    await light.verifySignature(checkpoint);
+    if (checkpoint.size !== size) throw new VerificationError('history_proof_invalid', `asked for the checkpoint of size ${size}, got size ${checkpoint.size}`, { block_number });
+    const anchor = await light.verifyBlockHash(block_number, checkpoint.block_hash);
+    return { checkpoint, anchor };
   }
 
   /**
@@ -358,8 +405,8 @@ export class TabulaClient {
 }
 
 function headerOf(block: Block): BlockHeader {
-  const { number, hash, parent_hash, timestamp, transactions_count, transactions_root } = block;
-  return { number, hash, parent_hash, timestamp, transactions_count, transactions_root };
+  const { number, hash, parent_hash, timestamp, transactions_count, transactions_root, native_price } = block;
+  return { number, hash, parent_hash, timestamp, transactions_count, transactions_root, ...(native_price == null ? {} : { native_price }) };
 }
 
 /** Checks that the service answered every item, in order, and counts the results itself. */

@@ -85,9 +85,15 @@ export class WaitTimeoutError extends TabulaError {
 export class ResponseFormatError extends TabulaError {}
 
 /** `event_sequence_gap`: the event stream skipped, repeated or reordered a sequence. */
+/**
+ * `balance_proof_invalid`: a balance proof is malformed or its path does not lead to its root;
+ * `balance_mismatch`: the stated balance is not the proven one; `balance_root_mismatch`: the proof's
+ * root is not the one trusted for its block.
+ */
 export type VerificationCode =
   | CheckCode | 'record_mismatch' | 'event_sequence_gap'
-  | 'checkpoint_signature_invalid' | 'checkpoint_stale' | 'history_proof_invalid';
+  | 'checkpoint_signature_invalid' | 'checkpoint_stale' | 'history_proof_invalid'
+  | 'balance_proof_invalid' | 'balance_mismatch' | 'balance_root_mismatch';
 
 /**
  * What the server sent does not verify: a recomputed hash, root or link differs from what it claims.

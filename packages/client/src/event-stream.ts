@@ -27,7 +27,7 @@ const DELAY_MS_LIMIT = 3_600_000;
 const RETRY_AFTER_MS_MAX = 300_000;
 /** A connection that stayed up this long counts as good: the failures before it are forgiven. */
 const HEALTHY_CONNECTION_MS = 60_000;
-const TRANSACTION_AMOUNTS = ['amount'];
+const TRANSACTION_AMOUNTS = ['amount', 'min_receive', 'amount_out'];
 
 type Settings = { attempts: number; base_delay_ms: number | null; max_delay_ms: number; idle_timeout_ms: number };
 type Position = { id: string; sequence: number };

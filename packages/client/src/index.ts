@@ -10,6 +10,7 @@ export { parseWithExactNumbers, plainDecimal, topLevelArrayItemTexts, topLevelNu
 export type { RetryOptions, TokenProvider } from './transport.js';
 export type * from './types.js';
 export { amountUnits, sha256, tokenDecimals, verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';
+export { noteBalanceRoot, verifyBalanceProof, type BalanceProof, type BalanceProofEntry, type ProvenBalances } from './balance-verification.js';
 export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './webhook.js';
 export { canonicalJson } from '../../../src/domain/canonical-json.js';
 export { blockCanonicalText, transactionCanonicalText } from '../../../src/domain/encoding.js';

@@ -1,10 +1,10 @@
 /** The records of the Tabula API (docs/api.md), as the SDK returns them. Timestamps are Unix seconds. */
 import type { JsonValue } from '../../../src/domain/canonical-json.js';
-import type { Problem } from './errors.js';
+import type { Problem, SignedCheckpoint } from './errors.js';
 
 export type { JsonValue };
 
-export type TransactionType = 'transfer' | 'mint' | 'burn';
+export type TransactionType = 'transfer' | 'mint' | 'burn' | 'swap';
 export type TransactionStatus = 'pending' | 'confirmed' | 'failed';
 
 export type SubmitTransactionRequest = {
@@ -86,10 +86,18 @@ export type Transaction = {
   block_number: number | null;
   block_hash: string | null;
   position: number | null;
-  /** Why a failed transaction failed: `insufficient_funds`, `balance_overflow`. */
+  /** Why a failed transaction failed: `insufficient_funds`, `balance_overflow`, `slippage_exceeded`, `pool_empty`, `amount_out_zero`. */
   error: string | null;
   /** Random per submission; part of the hashed encoding. */
   nonce: string;
+  /** Swaps: the least amount of `token_out` accepted (null: any, and for other types); part of a swap's hash. Absent from older servers. */
+  min_receive?: number | null;
+  /** The exact decimal text of `min_receive` (what the hash is recomputed from). */
+  min_receive_text?: string;
+  /** Confirmed swaps: what `to` received, in `token_out`; null otherwise. */
+  amount_out?: number | null;
+  /** Swaps: the token received; null for other types. */
+  token_out?: string | null;
 };
 
 /** A page of an account's history (`listAccountTransactions`). */
@@ -130,6 +138,23 @@ export type Balance = {
   total_usd_text: string;
 };
 
+/**
+ * A balance whose proof verified (`getBalanceVerified`): the amounts after `verified.block_number`,
+ * each proven under `verified.balance_root`, and what that root was checked against: `server_root`
+ * (`GET /api/blocks/{n}/balance-root` of the same server: catches a response altered on the way or a
+ * server inconsistent with itself) or `checkpoint` (a signed checkpoint's `balances` line).
+ */
+export type VerifiedBalance = Balance & {
+  verified: {
+    block_number: number;
+    balance_root: string;
+    against: 'server_root' | 'checkpoint';
+    units: Record<string, bigint>;
+    /** The signed checkpoint the root was checked against, with its key id (null: `server_root`). */
+    anchor: { checkpoint: SignedCheckpoint; key_id: string } | null;
+  };
+};
+
 export type BlockHeader = {
   number: number;
   hash: string;
@@ -137,6 +162,11 @@ export type BlockHeader = {
   timestamp: number;
   transactions_count: number;
   transactions_root: string;
+  /**
+   * USD per native token after this block, as exact decimal text; part of the block hash (version 2).
+   * null (or absent, from older servers) on blocks sealed before the market, hashed with version 1.
+   */
+  native_price?: string | null;
 };
 
 export type Block = BlockHeader & { transactions: string[] };

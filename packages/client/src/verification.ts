@@ -55,6 +55,18 @@ export function amountUnits(amount_text: string, token: string): bigint {
   return parseAmount(amount_text, tokenDecimals(token));
 }
 
+/** A swap's `min_receive` in base units of the token it receives (part of its hash), from the exact text. */
+function minReceiveUnits(tx: Transaction): bigint | null {
+  if (tx.min_receive == null || tx.token_out == null) return null;
+  // The exact text when the record was parsed with it; else the number's own text (exact up to 15 digits).
+  const text = tx.min_receive_text ?? String(tx.min_receive);
+  try {
+    return amountUnits(text, tx.token_out);
+  } catch (error) {
+    throw new VerificationError('malformed_record', `min_receive ${text} is not an exact amount of ${tx.token_out}: ${(error as Error).message}`, { tx_hash: tx.tx_hash });
+  }
+}
+
 /** Recomputes `tx_hash` from the record's fields (the exact amount text, never the double). */
 export async function verifyTransaction(tx: Transaction): Promise<void> {
   let amount_units: bigint;
@@ -63,7 +75,10 @@ export async function verifyTransaction(tx: Transaction): Promise<void> {
   } catch (error) {
     throw new VerificationError('malformed_record', `amount ${tx.amount_text} is not an exact amount of ${tx.token}: ${(error as Error).message}`, { tx_hash: tx.tx_hash });
   }
-  const preimage = { from: tx.from, to: tx.to, amount_units, token: tx.token, type: tx.type, metadata: tx.metadata, nonce: tx.nonce, timestamp: tx.timestamp };
+  const preimage = {
+    from: tx.from, to: tx.to, amount_units, token: tx.token, type: tx.type, metadata: tx.metadata, nonce: tx.nonce, timestamp: tx.timestamp,
+    ...(tx.type === 'swap' ? { min_receive_units: minReceiveUnits(tx) } : {}),
+  };
   const recomputed = await runHashStepsAsync(transactionHashSteps(preimage), sha256);
   if (recomputed !== tx.tx_hash) {
     throw new VerificationError('transaction_hash_mismatch', `the record hashes to ${recomputed}`, { tx_hash: tx.tx_hash, block_number: tx.block_number });

@@ -4,9 +4,9 @@ import { parseUserId } from '../../domain/user-id.js';
 import type { TokenRegistry } from '../../domain/tokens.js';
 import type { LedgerService } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
-import { parseHistoryPage } from '../parameters.js';
-import { AccountHistorySchema, AccountHistoryQuerySchema, BalanceSchema, UserParamsSchema } from '../schemas.js';
-import { accountHistoryView, balanceView, sendExact } from '../views.js';
+import { parseHistoryPage, parseProofFlag } from '../parameters.js';
+import { AccountHistorySchema, AccountHistoryQuerySchema, BalanceQuerySchema, ProvenBalanceSchema, UserParamsSchema } from '../schemas.js';
+import { accountHistoryView, balanceView, provenBalanceView, sendExact } from '../views.js';
 
 type Options = { service: LedgerService; tokens: TokenRegistry };
 
@@ -14,19 +14,25 @@ export const accountRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { s
   app.get('/balance/:userId', {
     schema: {
       summary: "A user's confirmed balances",
-      description: 'From confirmed transactions only; an unknown user has zero balances. Any authenticated caller may read any balance.',
+      description: [
+        'From confirmed transactions only; an unknown user has zero balances. Any authenticated caller may read any balance.',
+        'With `proof=true` the balances are those after the newest sealed block, and `proof` proves each token\'s balance',
+        "(a zero one by the key's absence) against that block's balance root: see docs/api.md, \"Balance proofs\".",
+      ].join(' '),
       operationId: 'getBalance',
       tags: ['accounts'],
       security: API_SECURITY,
       params: UserParamsSchema,
+      querystring: BalanceQuerySchema,
       response: {
-        200: { ...BalanceSchema, description: 'The balances', headers: API_RESPONSE_HEADERS },
-        ...errorResponses(['invalid_user_id', ...PATH_PARAMETER_ERROR_CODES, ...API_ERROR_CODES]),
+        200: { ...ProvenBalanceSchema, description: 'The balances (and, with `proof=true`, their proof)', headers: API_RESPONSE_HEADERS },
+        ...errorResponses(['invalid_user_id', 'invalid_proof_flag', ...PATH_PARAMETER_ERROR_CODES, ...API_ERROR_CODES]),
       },
     },
   }, async (request, reply) => {
-    const balances = await service.balances(parseUserId(request.params.userId, 'userId'));
-    return sendExact(reply, balanceView(balances, tokens));
+    const user_id = parseUserId(request.params.userId, 'userId');
+    if (parseProofFlag(request.query.proof)) return sendExact(reply, provenBalanceView(await service.provenBalances(user_id), tokens));
+    return sendExact(reply, balanceView(await service.balances(user_id), tokens));
   });
 
   app.get('/accounts/:userId/transactions', {

@@ -20,7 +20,8 @@ export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService }> 
     },
   }, async (request) => {
     const { limit, offset } = parsePagination(request.query);
-    return service.blocks(limit, offset);
+    const page = await service.blocks(limit, offset);
+    return { ...page, blocks: page.blocks.map((block) => ({ ...block, native_price: block.native_price ?? null })) };
   });
 
   app.get('/blocks/:number', {
@@ -36,5 +37,8 @@ export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService }> 
         ...errorResponses(['invalid_block_number', 'block_not_found', ...PATH_PARAMETER_ERROR_CODES, ...API_ERROR_CODES]),
       },
     },
-  }, async (request) => service.block(parseBlockNumber(request.params.number)));
+  }, async (request) => {
+    const block = await service.block(parseBlockNumber(request.params.number));
+    return { ...block, native_price: block.native_price ?? null };
+  });
 };

@@ -34,12 +34,12 @@ const batchItemCheck = TypeCompiler.Compile(BatchItemSchema);
 const SUBMIT_ERRORS = [
   'validation_failed', 'malformed_json', 'number_not_exact', 'invalid_amount', 'amount_not_positive', 'amount_not_exact', 'amount_too_precise',
   'amount_out_of_range', 'unsupported_token', 'unsupported_transaction_type', 'invalid_user_id', 'same_account', 'invalid_metadata',
-  'metadata_too_large', 'invalid_idempotency_key', 'admin_required', 'not_account_owner', 'payload_too_large', 'unsupported_media_type',
-  'idempotency_key_reused', 'failure_budget_exceeded', 'service_overloaded', ...API_ERROR_CODES,
+  'metadata_too_large', 'invalid_idempotency_key', 'admin_required', 'not_account_owner', 'system_account', 'invalid_swap_account', 'payload_too_large', 'unsupported_media_type',
+  'idempotency_key_reused', 'failure_budget_exceeded', 'service_overloaded', 'pending_backlog_full', ...API_ERROR_CODES,
 ] as const;
 
 /** A batch refuses as a whole only what it cannot read; each item's own errors are in its result. */
-const BATCH_ERRORS = ['validation_failed', 'malformed_json', 'number_not_exact', 'payload_too_large', 'unsupported_media_type', 'service_overloaded', ...API_ERROR_CODES] as const;
+const BATCH_ERRORS = ['validation_failed', 'malformed_json', 'number_not_exact', 'payload_too_large', 'unsupported_media_type', 'service_overloaded', 'pending_backlog_full', ...API_ERROR_CODES] as const;
 
 export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens, metrics, rate_limiter, clock, history }) => {
   /**

@@ -14,9 +14,11 @@ import { connectionSettings, type PostgresConnection } from './connection.js';
 import { toStoredHeader, toTransaction, type BlockRow, type TransactionRow } from './postgres-store.js';
 
 const BLOCK_COLUMNS = `number::text AS number, hash, parent_hash, timestamp::text AS timestamp, transactions_count, transactions_root,
-  total_transactions::text AS total_transactions, total_users::text AS total_users, transfer_volume_totals`;
+  total_transactions::text AS total_transactions, total_users::text AS total_users, transfer_volume_totals, native_price,
+  swap_volume_usd::text AS swap_volume_usd`;
 const TRANSACTION_COLUMNS = `seq::text AS seq, tx_hash, from_id, to_id, amount::text AS amount, token, type, metadata, nonce,
-  timestamp::text AS timestamp, status, block_number::text AS block_number, NULL AS block_hash, position, error`;
+  timestamp::text AS timestamp, status, block_number::text AS block_number, NULL AS block_hash, position, error,
+  min_receive::text AS min_receive, amount_out::text AS amount_out, token_out`;
 
 /** Every statement of the reader, exported so that tests can check their query plans. */
 export const AUDIT_SQL = {
@@ -31,6 +33,9 @@ export const AUDIT_SQL = {
   balancesAfter: 'SELECT user_id, token, units::text AS units FROM balances WHERE (user_id, token) > ($1, $2) ORDER BY user_id, token LIMIT $3',
   firstAccounts: 'SELECT user_id, last_transfer_at::text AS last_transfer_at FROM accounts ORDER BY user_id LIMIT $1',
   accountsAfter: 'SELECT user_id, last_transfer_at::text AS last_transfer_at FROM accounts WHERE user_id > $1 ORDER BY user_id LIMIT $2',
+  // Only where the table exists: a ledger older than balance commitments has none (and a failed query would end the snapshot).
+  balanceRootsTable: "SELECT to_regclass('balance_roots') IS NOT NULL AS present",
+  balanceRoots: 'SELECT number::text AS number, root FROM balance_roots WHERE number >= $1 AND number <= $2 ORDER BY number',
 } as const;
 
 export class PostgresAuditReader implements AuditReader {
@@ -88,6 +93,13 @@ export class PostgresAuditReader implements AuditReader {
       ? await this.rows<{ user_id: string; token: string; units: string }>('firstBalances', [limit])
       : await this.rows<{ user_id: string; token: string; units: string }>('balancesAfter', [after.user_id, after.token, limit]);
     return rows.map((row) => ({ user_id: row.user_id, token: row.token, units: BigInt(row.units) }));
+  }
+
+  async balanceRoots(from_number: number, to_number: number): Promise<Map<number, string>> {
+    const [table] = await this.rows<{ present: boolean }>('balanceRootsTable', []);
+    if (table?.present !== true) return new Map();
+    const rows = await this.rows<{ number: string; root: string }>('balanceRoots', [from_number, to_number]);
+    return new Map(rows.map((row) => [Number(row.number), row.root]));
   }
 
   async accounts(after: string | null, limit: number): Promise<StoredAccount[]> {

@@ -33,7 +33,7 @@ export const FAILURE_BUDGET_SQL = {
   forgetOldWindows: 'DELETE FROM failure_budgets WHERE subject = ANY($1::text[]) AND window_start_s < $2',
   releaseClaims: `DELETE FROM idempotency_keys WHERE (caller, key, tx_hash) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`,
   settleBlock: `INSERT INTO outgoing_settled AS o (user_id, token, units)
-       SELECT from_id, token, SUM(amount) FROM transactions WHERE block_number = $1 AND type IN ('transfer', 'burn')
+       SELECT from_id, token, SUM(amount) FROM transactions WHERE block_number = $1 AND type IN ('transfer', 'burn', 'swap')
        GROUP BY from_id, token ORDER BY from_id, token
        ON CONFLICT (user_id, token) DO UPDATE SET units = o.units + excluded.units`,
 } as const;

@@ -10,13 +10,16 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Block, BlockHeader } from '../../domain/block.js';
 import type { FailureCode, Metadata, Transaction, TransactionStatus, TransactionType } from '../../domain/transaction.js';
+import type { Candle, CandleInterval } from '../../market/candles.js';
 import type {
   AppendResult,
   BalanceChange,
+  BalanceSnapshot,
   BlockCommit,
   IdempotencyRecord,
   LedgerStore,
   PendingAppend,
+  PendingPosting,
   SequencedTransaction,
   StatsSnapshot,
   StoredBlockHeader,
@@ -24,10 +27,11 @@ import type {
 } from '../../service/ledger-store.js';
 import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
-import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
+import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
 import { FAILURE_BUDGET_SQL, judgeAppends } from './postgres-failure-budget.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
+import { assert } from '../../domain/errors.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
 import { inTransaction, watchCheckedOut } from './transaction.js';
 import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
@@ -50,6 +54,9 @@ export type TransactionRow = {
   block_hash: string | null;
   position: number | null;
   error: string | null;
+  min_receive: string | null;
+  amount_out: string | null;
+  token_out: string | null;
 };
 
 export type BlockRow = {
@@ -62,7 +69,11 @@ export type BlockRow = {
   total_transactions: string;
   total_users: string;
   transfer_volume_totals: string;
+  native_price: string | null;
+  swap_volume_usd: string;
 };
+
+type CandleRow = { interval: string; start: string; open: string; high: string; low: string; close: string; volume_usd: string };
 
 type IdempotencyRow = { caller: string; key: string; request_hash: string; tx_hash: string; timestamp: string };
 
@@ -94,13 +105,15 @@ const WRITE_ATTEMPTS_MAX = 3;
 const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
 
 const TRANSACTION_COLUMNS = `t.tx_hash, t.from_id, t.to_id, t.amount::text AS amount, t.token, t.type, t.metadata, t.nonce,
-  t.timestamp::text AS timestamp, t.status, t.block_number::text AS block_number, b.hash AS block_hash, t.position, t.error`;
+  t.timestamp::text AS timestamp, t.status, t.block_number::text AS block_number, b.hash AS block_hash, t.position, t.error,
+  t.min_receive::text AS min_receive, t.amount_out::text AS amount_out, t.token_out`;
 /** Block columns, read as `b`; ORDER BY must name `b.number`, not the text alias of the same name. */
-const BLOCK_HEADER_COLUMNS = 'b.number::text AS number, b.hash, b.parent_hash, b.timestamp::text AS timestamp, b.transactions_count, b.transactions_root';
-const STORED_BLOCK_COLUMNS = `${BLOCK_HEADER_COLUMNS}, b.total_transactions::text AS total_transactions, b.total_users::text AS total_users, b.transfer_volume_totals`;
+const BLOCK_HEADER_COLUMNS = 'b.number::text AS number, b.hash, b.parent_hash, b.timestamp::text AS timestamp, b.transactions_count, b.transactions_root, b.native_price';
+const STORED_BLOCK_COLUMNS = `${BLOCK_HEADER_COLUMNS}, b.total_transactions::text AS total_transactions, b.total_users::text AS total_users, b.transfer_volume_totals,
+  b.swap_volume_usd::text AS swap_volume_usd`;
 const IDEMPOTENCY_COLUMNS = 'caller, key, request_hash, tx_hash, timestamp::text AS timestamp';
 /** The stored columns of a transaction row, for subqueries read as `t`. */
-const TRANSACTION_ROW_COLUMNS = 'seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error';
+const TRANSACTION_ROW_COLUMNS = 'seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error, min_receive, amount_out, token_out';
 /** "Before no position": above every seq the ledger will ever number. */
 const SEQ_END = Number.MAX_SAFE_INTEGER;
 
@@ -121,10 +134,10 @@ export const SQL = {
   findIdempotency: `SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency_keys WHERE caller = $1 AND key = $2`,
   countIdempotencyKeys: 'SELECT count(*)::int AS stored FROM idempotency_keys WHERE caller = $1 AND key = ANY($2::text[])',
   pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < $1',
-  insertTransactions: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq)
-       SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, 'pending', $10::bigint + arrival
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])
-         WITH ORDINALITY AS t(tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, arrival)
+  insertTransactions: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
+       SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, 'pending', $10::bigint + arrival, min_receive, token_out
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $11::bigint[], $12::text[])
+         WITH ORDINALITY AS t(tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, min_receive, token_out, arrival)
        ORDER BY arrival`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = $1`,
   // Each side is a range of its index read newest first; a Merge Append of the two stops after
@@ -138,9 +151,20 @@ export const SQL = {
   pendingTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
        WHERE t.status = 'pending' ORDER BY t.seq LIMIT $1`,
   pendingCount: "SELECT COUNT(*)::text AS count FROM transactions WHERE status = 'pending'",
-  sealTransactions: `UPDATE transactions t SET status = s.status, block_number = $1, position = s.position, error = s.error
-       FROM unnest($2::text[], $3::text[], $4::int[], $5::text[]) AS s(tx_hash, status, position, error)
+  sealTransactions: `UPDATE transactions t SET status = s.status, block_number = $1, position = s.position, error = s.error, amount_out = s.amount_out
+       FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[]) AS s(tx_hash, status, position, error, amount_out)
        WHERE t.tx_hash = s.tx_hash AND t.status = 'pending'`,
+  // The same by row number (the primary key) when the sealer read it; the hash is still checked. Most
+  // outcomes are "confirmed", so only the failed ones travel, with their error.
+  sealTransactionsBySeq: `UPDATE transactions t SET status = CASE WHEN f.error IS NULL THEN 'confirmed' ELSE 'failed' END,
+         block_number = $1, position = s.position - 1, error = f.error, amount_out = o.amount_out
+       FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS s(seq, tx_hash, position)
+         LEFT JOIN unnest($4::int[], $5::text[]) AS f(position, error) ON f.position = s.position - 1
+         LEFT JOIN unnest($6::int[], $7::bigint[]) AS o(position, amount_out) ON o.position = s.position - 1
+       WHERE t.seq = s.seq AND t.tx_hash = s.tx_hash AND t.status = 'pending'`,
+  // ORDER BY names t.seq, not the text alias of the same name.
+  pendingPostings: `SELECT t.seq::text AS seq, t.tx_hash, t.from_id, t.to_id, t.amount::text AS amount, t.token, t.type, t.timestamp::text AS timestamp,
+         t.min_receive::text AS min_receive FROM transactions t WHERE t.status = 'pending' ORDER BY t.seq LIMIT $1`,
   balancesOf: `SELECT user_id, token, units::text AS units FROM balances
        WHERE (user_id, token) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
   balancesOfUser: 'SELECT token, units::text AS units FROM balances WHERE user_id = $1',
@@ -150,7 +174,7 @@ export const SQL = {
   insertAccounts: 'INSERT INTO accounts (user_id) SELECT * FROM unnest($1::text[])',
   touchAccounts: 'UPDATE accounts SET last_transfer_at = $1 WHERE user_id = ANY($2::text[])',
   insertBlock: `INSERT INTO blocks (number, hash, parent_hash, timestamp, transactions_count, transactions_root,
-         total_transactions, total_users, transfer_volume_totals) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+         total_transactions, total_users, transfer_volume_totals, native_price, swap_volume_usd) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
   latestBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks b ORDER BY b.number DESC LIMIT 1`,
   latestBlockNumber: 'SELECT max(number)::text AS number FROM blocks',
   blockAtOrBefore: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks b WHERE b.timestamp <= $1 ORDER BY b.timestamp DESC, b.number DESC LIMIT 1`,
@@ -174,6 +198,25 @@ export const SQL = {
   sealedEventTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
        WHERE t.block_number >= $1 AND t.block_number <= $2 AND (t.block_number > $1 OR t.position > $3)
        ORDER BY t.block_number, t.position LIMIT $4`,
+  insertBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES ($1, $2)',
+  claimBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES ($1, $2) ON CONFLICT (number) DO NOTHING',
+  balanceRoot: 'SELECT root FROM balance_roots WHERE number = $1',
+  allBalances: 'SELECT user_id, token, units::text AS units FROM balances WHERE units > 0',
+  // The pairs the blocks after one named (an index range of transactions_by_block), with their stored balance.
+  balancesTouchedSince: `SELECT b.user_id, b.token, b.units::text AS units FROM (
+         SELECT from_id AS user_id, token FROM transactions WHERE block_number > $1
+         UNION SELECT to_id, token FROM transactions WHERE block_number > $1
+         UNION SELECT to_id, token_out FROM transactions WHERE block_number > $1 AND token_out IS NOT NULL
+         UNION SELECT '@pool', token_out FROM transactions WHERE block_number > $1 AND token_out IS NOT NULL
+       ) AS touched JOIN balances b ON b.user_id = touched.user_id AND b.token = touched.token`,
+  putCandles: `INSERT INTO price_candles (interval, start, open, high, low, close, volume_usd)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::numeric[], $4::numeric[], $5::numeric[], $6::numeric[], $7::numeric[])
+       ON CONFLICT (interval, start) DO UPDATE SET high = excluded.high, low = excluded.low, close = excluded.close, volume_usd = excluded.volume_usd`,
+  candlesAt: `SELECT interval, start::text AS start, open::text AS open, high::text AS high, low::text AS low, close::text AS close,
+         volume_usd::text AS volume_usd FROM price_candles WHERE (interval, start) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))`,
+  // The newest `limit` of one interval, read backwards along the primary key, then put oldest first.
+  candles: `SELECT * FROM (SELECT interval, start::text AS start, open::text AS open, high::text AS high, low::text AS low,
+         close::text AS close, volume_usd::text AS volume_usd FROM price_candles WHERE interval = $1 ORDER BY start DESC LIMIT $2) c ORDER BY start`,
   ping: 'SELECT 1',
 } as const;
 
@@ -263,6 +306,21 @@ export class PostgresStore implements LedgerStore {
     return (await run<TransactionRow>(this.pool, 'pendingTransactions', [limit])).rows.map(toTransaction);
   }
 
+  /** Rows as arrays, converted in one loop: see SQL.pendingPostings. */
+  async pendingPostings(limit: number): Promise<PendingPosting[]> {
+    const rows = (await run<string[]>(this.pool, 'pendingPostings', [limit], 'array')).rows as unknown as string[][];
+    const postings: PendingPosting[] = new Array(rows.length);
+    for (let index = 0; index < rows.length; index += 1) {
+      const [seq, tx_hash, from, to, amount, token, type, timestamp, min_receive] = rows[index] as Array<string | null>;
+      postings[index] = {
+        seq: Number(seq), tx_hash: tx_hash as string, from: from as string, to: to as string, amount_units: BigInt(amount as string),
+        token: token as string, type: type as TransactionType, timestamp: Number(timestamp),
+        min_receive_units: min_receive == null ? null : BigInt(min_receive),
+      };
+    }
+    return postings;
+  }
+
   async pendingCount(): Promise<number> {
     return Number((await run<{ count: string }>(this.pool, 'pendingCount', [])).rows[0]?.count ?? 0);
   }
@@ -283,6 +341,16 @@ export class PostgresStore implements LedgerStore {
 
   async commitBlock(commit: BlockCommit): Promise<void> {
     await this.write('seal a block', (client) => writeBlock(client, commit, this.event_channel));
+  }
+
+  async candlesAt(keys: ReadonlyArray<{ interval: CandleInterval; start: number }>): Promise<Candle[]> {
+    if (keys.length === 0) return [];
+    const rows = (await run<CandleRow>(this.pool, 'candlesAt', [keys.map((key) => key.interval), keys.map((key) => key.start)])).rows;
+    return rows.map(toCandle);
+  }
+
+  async candles(interval: CandleInterval, limit: number): Promise<Candle[]> {
+    return (await run<CandleRow>(this.pool, 'candles', [interval, limit])).rows.map(toCandle);
   }
 
   async historyNodes(keys: readonly NodeKey[]): Promise<HistoryNode[]> {
@@ -343,6 +411,57 @@ export class PostgresStore implements LedgerStore {
   async balances(user_id: string): Promise<Map<string, bigint>> {
     const rows = (await run<{ token: string; units: string }>(this.pool, 'balancesOfUser', [user_id])).rows;
     return new Map(rows.map((row) => [row.token, BigInt(row.units)]));
+  }
+
+  async balanceState(): Promise<BalanceSnapshot | null> {
+    return this.readSnapshot('read the balance state', async (client) => {
+      const latest = (await run<{ number: string | null }>(client, 'latestBlockNumber', [])).rows[0];
+      if (latest?.number == null) return null;
+      const rows = (await run<{ user_id: string; token: string; units: string }>(client, 'allBalances', [])).rows;
+      return { block_number: Number(latest.number), balances: rows.map(toBalanceChange) };
+    });
+  }
+
+  async balanceChangesSince(after_block: number): Promise<BalanceSnapshot> {
+    return this.readSnapshot('read balance changes', async (client) => {
+      const latest = (await run<{ number: string | null }>(client, 'latestBlockNumber', [])).rows[0];
+      const rows = (await run<{ user_id: string; token: string; units: string }>(client, 'balancesTouchedSince', [after_block])).rows;
+      return { block_number: latest?.number == null ? -1 : Number(latest.number), balances: rows.map(toBalanceChange) };
+    });
+  }
+
+  async balanceRoot(block_number: number): Promise<string | null> {
+    return (await run<{ root: string }>(this.pool, 'balanceRoot', [block_number])).rows[0]?.root ?? null;
+  }
+
+  async claimBalanceRoot(block_number: number, root: string): Promise<string> {
+    await run(this.pool, 'claimBalanceRoot', [block_number, root]);
+    const stored = await this.balanceRoot(block_number);
+    if (stored === null) throw new Error(`the balance root of block ${block_number} was claimed but cannot be read back`);
+    return stored;
+  }
+
+  /** Runs `work` in one read-only REPEATABLE READ transaction: every read sees one snapshot. */
+  private async readSnapshot<T>(operation: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw translateFault(operation, null, isPostgresStorageFault, error);
+    });
+    let broken = false;
+    const unwatch = watchCheckedOut(client, () => {
+      broken = true;
+    });
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      broken = true;
+      throw translateFault(operation, null, isPostgresStorageFault, error);
+    } finally {
+      unwatch();
+      client.release(broken);
+    }
   }
 
   async getBlock(number: number): Promise<Block | null> {
@@ -429,15 +548,20 @@ export class PostgresStore implements LedgerStore {
  * sealer learns sooner from its lease that it must stop (see postgres-sealer-lease.ts).
  */
 const SEALER_STATEMENTS: ReadonlySet<StatementName> = new Set<StatementName>([
-  'pendingTransactions', 'balancesOf', 'knownUsers', 'insertBlock', 'sealTransactions', 'putBalances', 'insertAccounts', 'touchAccounts', 'insertBlockEvents',
-  'historyNodes', 'insertHistoryNodes',
+  'pendingTransactions', 'pendingPostings', 'sealTransactionsBySeq', 'balancesOf', 'knownUsers', 'insertBlock', 'sealTransactions', 'putBalances', 'insertAccounts', 'touchAccounts', 'insertBlockEvents',
+  'historyNodes', 'insertHistoryNodes', 'putCandles',
+  'insertBalanceRoot', 'allBalances', 'balancesTouchedSince',
 ]);
 
 /** One named statement; a storage fault (the server gone, a full disk) becomes StorageUnavailableError. */
-async function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(db: Queryable, name: StatementName, values: unknown[]): Promise<pg.QueryResult<Row>> {
+async function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(
+  db: Queryable, name: StatementName, values: unknown[], row_mode?: 'array',
+): Promise<pg.QueryResult<Row>> {
   try {
     const query_timeout = SEALER_STATEMENTS.has(name) ? STATEMENT_TIMEOUT_MS : undefined;
-    return await db.query<Row>({ name: `tabula_${name}`, text: SQL[name], values, ...(query_timeout === undefined ? {} : { query_timeout }) });
+    return await db.query<Row>({
+      name: `tabula_${name}`, text: SQL[name], values, ...(query_timeout === undefined ? {} : { query_timeout }), ...(row_mode === undefined ? {} : { rowMode: row_mode }),
+    });
   } catch (error) {
     throw translateFault(name, null, isPostgresStorageFault, error);
   }
@@ -503,9 +627,36 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
       stored.map((tx) => tx.tx_hash), stored.map((tx) => tx.from), stored.map((tx) => tx.to), stored.map((tx) => tx.amount_units.toString()),
       stored.map((tx) => tx.token), stored.map((tx) => tx.type), stored.map((tx) => JSON.stringify(tx.metadata)), stored.map((tx) => tx.nonce),
       stored.map((tx) => tx.timestamp), before,
+      stored.map((tx) => tx.min_receive_units?.toString() ?? null), stored.map((tx) => tx.token_out),
     ]);
   }
   return results;
+}
+
+/**
+ * One UPDATE for every outcome of the block: by row number when the sealer passed every one on (and
+ * the outcomes come in position order, as the producer makes them), by hash otherwise.
+ */
+function sealStatement(commit: BlockCommit): [StatementName, unknown[]] {
+  const { outcomes, header } = commit;
+  const by_seq = outcomes.every((outcome, index) => outcome.seq !== undefined && outcome.position === index);
+  if (!by_seq) {
+    return ['sealTransactions', [
+      header.number, outcomes.map((outcome) => outcome.tx_hash), outcomes.map((outcome) => outcome.status),
+      outcomes.map((outcome) => outcome.position), outcomes.map((outcome) => outcome.error),
+      outcomes.map((outcome) => outcome.amount_out_units?.toString() ?? null),
+    ]];
+  }
+  const failed = outcomes.filter((outcome) => outcome.status === 'failed');
+  // Only confirmed swaps have a payout; it travels with its position, like the errors.
+  const paid = outcomes.filter((outcome) => outcome.amount_out_units != null);
+  for (const outcome of failed) assert(outcome.error !== null, 'a failed outcome has an error');
+  for (const outcome of outcomes) assert(outcome.status === 'failed' || outcome.error === null, 'a confirmed outcome has no error');
+  return ['sealTransactionsBySeq', [
+    header.number, outcomes.map((outcome) => outcome.seq), outcomes.map((outcome) => outcome.tx_hash),
+    failed.map((outcome) => outcome.position), failed.map((outcome) => outcome.error),
+    paid.map((outcome) => outcome.position), paid.map((outcome) => String(outcome.amount_out_units)),
+  ]];
 }
 
 /** Takes `count` event sequences (after the returned one) for this transaction; see SQL.advanceEventCounter. */
@@ -525,12 +676,10 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_chan
   await run(client, 'insertBlock', [
     header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root,
     totals.transactions, totals.users, encodeVolumes(totals.transfer_volume_units),
+    header.native_price ?? null, (totals.swap_volume_usd_micros ?? 0n).toString(),
   ]);
   if (commit.outcomes.length > 0) {
-    const sealed = await run(client, 'sealTransactions', [
-      header.number, commit.outcomes.map((outcome) => outcome.tx_hash), commit.outcomes.map((outcome) => outcome.status),
-      commit.outcomes.map((outcome) => outcome.position), commit.outcomes.map((outcome) => outcome.error),
-    ]);
+    const sealed = await run(client, ...sealStatement(commit));
     if (sealed.rowCount !== commit.outcomes.length) {
       throw new Error(`block ${header.number} seals ${commit.outcomes.length} transactions but only ${sealed.rowCount ?? 0} are pending`);
     }
@@ -543,7 +692,9 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_chan
   }
   if (commit.new_users.length > 0) await run(client, 'insertAccounts', [commit.new_users]);
   if (commit.active_users.length > 0) await run(client, 'touchAccounts', [header.timestamp, commit.active_users]);
+  if (commit.candles !== undefined && commit.candles.length > 0) await putCandles(client, commit.candles);
   await runIn(client)('settleBlock', [header.number]);
+  await writeBalanceRoot(client, commit);
   // The block's events: its outcomes in position order, then its block.sealed.
   const before = await advanceEventCounter(client, header.transactions_count + 1, event_channel);
   await run(client, 'insertBlockEvents', [header.number, before + 1]);
@@ -564,6 +715,11 @@ async function readHistoryNodes(db: Queryable, keys: readonly NodeKey[]): Promis
     keys.map((key) => key.level), keys.map((key) => key.index),
   ])).rows;
   return rows.map((row) => ({ level: row.level, index: Number(row.idx), hash: hexToBytes(row.hash) }));
+}
+
+/** The balance commitment's step of a block: its root, when the sealer keeps one. */
+async function writeBalanceRoot(client: pg.PoolClient, commit: BlockCommit): Promise<void> {
+  if (commit.balance_root != null) await run(client, 'insertBalanceRoot', [commit.header.number, commit.balance_root]);
 }
 
 /**
@@ -601,7 +757,14 @@ export function toTransaction(row: TransactionRow): Transaction {
     block_hash: row.block_hash,
     position: row.position,
     error: row.error as FailureCode | null,
+    min_receive_units: row.min_receive === null ? null : BigInt(row.min_receive),
+    amount_out_units: row.amount_out === null ? null : BigInt(row.amount_out),
+    token_out: row.token_out,
   };
+}
+
+function toBalanceChange(row: { user_id: string; token: string; units: string }): BalanceChange {
+  return { user_id: row.user_id, token: row.token, units: BigInt(row.units) };
 }
 
 function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
@@ -616,6 +779,7 @@ function toHeader(row: BlockRow): BlockHeader {
     timestamp: Number(row.timestamp),
     transactions_count: row.transactions_count,
     transactions_root: row.transactions_root,
+    ...(row.native_price === null ? {} : { native_price: row.native_price }),
   };
 }
 
@@ -623,6 +787,27 @@ function toHeader(row: BlockRow): BlockHeader {
 export function toStoredHeader(row: BlockRow): StoredBlockHeader {
   return {
     ...toHeader(row),
-    totals: { transactions: Number(row.total_transactions), users: Number(row.total_users), transfer_volume_units: decodeVolumes(row.transfer_volume_totals) },
+    totals: { transactions: Number(row.total_transactions), users: Number(row.total_users), transfer_volume_units: decodeVolumes(row.transfer_volume_totals), ...swapVolume(row.swap_volume_usd) },
+  };
+}
+
+/** The candles a block changed, in one statement. */
+async function putCandles(client: pg.PoolClient, candles: readonly Candle[]): Promise<void> {
+  await run(client, 'putCandles', [
+    candles.map((candle) => candle.interval), candles.map((candle) => candle.start), candles.map((candle) => candle.open_units.toString()),
+    candles.map((candle) => candle.high_units.toString()), candles.map((candle) => candle.low_units.toString()),
+    candles.map((candle) => candle.close_units.toString()), candles.map((candle) => candle.volume_usd_micros.toString()),
+  ]);
+}
+
+function toCandle(row: CandleRow): Candle {
+  return {
+    interval: row.interval as CandleInterval,
+    start: Number(row.start),
+    open_units: BigInt(row.open),
+    high_units: BigInt(row.high),
+    low_units: BigInt(row.low),
+    close_units: BigInt(row.close),
+    volume_usd_micros: BigInt(row.volume_usd),
   };
 }

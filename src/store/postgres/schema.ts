@@ -291,4 +291,89 @@ CREATE TABLE history_nodes (
 );
 `,
   },
+  {
+    // The market (src/market): swaps, their minimum and payout, each block's price and the running
+    // USD volume of swaps, and the price candles kept as blocks are sealed. The widened CHECK is added
+    // NOT VALID (every stored row already satisfies it), and nullable columns are instant to add.
+    version: 7,
+    sql: `
+ALTER TABLE transactions DROP CONSTRAINT transactions_type_check;
+ALTER TABLE transactions ADD CONSTRAINT transactions_type_check CHECK (type IN ('transfer', 'mint', 'burn', 'swap')) NOT VALID;
+ALTER TABLE transactions ADD COLUMN min_receive BIGINT CHECK (min_receive IS NULL OR (type = 'swap' AND min_receive > 0));
+ALTER TABLE transactions ADD COLUMN amount_out BIGINT CHECK (amount_out IS NULL OR (type = 'swap' AND status = 'confirmed' AND amount_out > 0));
+ALTER TABLE transactions ADD COLUMN token_out TEXT CHECK ((type = 'swap') = (token_out IS NOT NULL));
+
+ALTER TABLE blocks ADD COLUMN native_price TEXT;
+ALTER TABLE blocks ADD COLUMN swap_volume_usd NUMERIC NOT NULL DEFAULT 0;
+
+CREATE TABLE price_candles (
+  interval TEXT NOT NULL CHECK (interval IN ('1m', '1h', '1d')),
+  start BIGINT NOT NULL,
+  open NUMERIC NOT NULL,
+  high NUMERIC NOT NULL,
+  low NUMERIC NOT NULL,
+  close NUMERIC NOT NULL,
+  volume_usd NUMERIC NOT NULL,
+  PRIMARY KEY (interval, start)
+);
+`,
+  },
+  {
+    // Sealing at set level: a block of 100,000 paid, per sealed row, a plpgsql guard (a function call
+    // and a MAX(number) query) and a foreign-key check (a query on blocks). The same rules now hold
+    // with no per-row query: a row-level WHEN condition (evaluated by the executor, no plpgsql) refuses
+    // changing a sealed row or any column but the outcome; one statement-level check over the updated
+    // rows refuses sealing into any block but the newest — which exists, and blocks are never deleted,
+    // so the foreign key to blocks adds nothing. Deletes are refused per statement.
+    version: 8,
+    sql: `
+ALTER TABLE transactions DROP CONSTRAINT transactions_block_number_fkey;
+DROP TRIGGER transactions_sealed_once ON transactions;
+CREATE FUNCTION transactions_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF OLD.status <> 'pending' THEN
+    RAISE EXCEPTION 'transaction % is sealed: it never changes', OLD.tx_hash USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  RAISE EXCEPTION 'transaction % may only be sealed, unchanged, into the newest block', OLD.tx_hash USING ERRCODE = 'integrity_constraint_violation';
+END $$;
+CREATE TRIGGER transactions_sealed_once BEFORE UPDATE ON transactions FOR EACH ROW
+  WHEN (OLD.status <> 'pending' OR NEW.seq <> OLD.seq OR NEW.tx_hash <> OLD.tx_hash
+     OR NEW.from_id <> OLD.from_id OR NEW.to_id <> OLD.to_id OR NEW.amount <> OLD.amount OR NEW.token <> OLD.token
+     OR NEW.type <> OLD.type OR NEW.metadata <> OLD.metadata OR NEW.nonce <> OLD.nonce OR NEW.timestamp <> OLD.timestamp
+     OR NEW.event_seq IS DISTINCT FROM OLD.event_seq
+     OR NEW.min_receive IS DISTINCT FROM OLD.min_receive OR NEW.token_out IS DISTINCT FROM OLD.token_out)
+  EXECUTE FUNCTION transactions_refuse_change();
+CREATE TRIGGER transactions_not_deleted BEFORE DELETE ON transactions FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+
+CREATE FUNCTION transactions_sealed_into_newest() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  offender TEXT;
+BEGIN
+  SELECT tx_hash INTO offender FROM sealed_rows WHERE block_number IS DISTINCT FROM (SELECT MAX(number) FROM blocks) LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'transaction % may only be sealed, unchanged, into the newest block', offender USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER transactions_sealed_into_newest AFTER UPDATE ON transactions
+  REFERENCING NEW TABLE AS sealed_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION transactions_sealed_into_newest();
+`,
+  },
+  {
+    // Balance commitments (src/balance-commitments/): the root of the balance tree after each block.
+    // Blocks sealed before this version have none; at start the service stores the root of the newest block.
+    version: 9,
+    sql: `
+CREATE TABLE balance_roots (
+  number BIGINT PRIMARY KEY REFERENCES blocks (number),
+  root TEXT NOT NULL CHECK (root ~ '^0x[0-9a-f]{64}$')
+);
+CREATE FUNCTION balance_roots_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'balance roots are immutable and append-only' USING ERRCODE = 'integrity_constraint_violation';
+END $$;
+CREATE TRIGGER balance_roots_immutable BEFORE UPDATE OR DELETE ON balance_roots FOR EACH ROW EXECUTE FUNCTION balance_roots_immutable();
+`,
+  },
 ];

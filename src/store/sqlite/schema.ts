@@ -259,4 +259,97 @@ CREATE TABLE history_nodes (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    // The market (src/market): swaps, their minimum and payout, each block's price and the running
+    // USD volume of swaps, and the price candles kept as blocks are sealed. SQLite cannot widen a CHECK
+    // in place, so the transactions table is rebuilt (one copy of it, once, at start-up; see
+    // docs/operations.md) with the `swap` type and the three new columns, and its indexes and triggers
+    // are made again as migrations 1 to 4 left them.
+    version: 8,
+    sql: `
+CREATE TABLE transactions_market (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  tx_hash TEXT NOT NULL UNIQUE,
+  from_id TEXT NOT NULL,
+  to_id TEXT NOT NULL,
+  amount INTEGER NOT NULL CHECK (amount > 0),
+  token TEXT NOT NULL,
+  type TEXT NOT NULL CHECK (type IN ('transfer', 'mint', 'burn', 'swap')),
+  metadata TEXT NOT NULL,
+  nonce TEXT NOT NULL,
+  timestamp INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'confirmed', 'failed')),
+  block_number INTEGER REFERENCES blocks(number),
+  position INTEGER,
+  error TEXT,
+  event_seq INTEGER,
+  min_receive INTEGER CHECK (min_receive IS NULL OR (type = 'swap' AND min_receive > 0)),
+  amount_out INTEGER CHECK (amount_out IS NULL OR (type = 'swap' AND status = 'confirmed' AND amount_out > 0)),
+  token_out TEXT CHECK ((type = 'swap') = (token_out IS NOT NULL)),
+  CHECK ((status = 'pending') = (block_number IS NULL)),
+  CHECK ((block_number IS NULL) = (position IS NULL)),
+  CHECK ((status = 'failed') = (error IS NOT NULL))
+);
+INSERT INTO transactions_market (seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error, event_seq)
+  SELECT seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error, event_seq FROM transactions;
+DROP TABLE transactions;
+ALTER TABLE transactions_market RENAME TO transactions;
+CREATE INDEX transactions_pending ON transactions(seq) WHERE status = 'pending';
+CREATE UNIQUE INDEX transactions_by_block ON transactions(block_number, position) WHERE block_number IS NOT NULL;
+CREATE INDEX transactions_by_from ON transactions(from_id, seq);
+CREATE INDEX transactions_by_to ON transactions(to_id, seq);
+CREATE UNIQUE INDEX transactions_by_event ON transactions(event_seq) WHERE event_seq IS NOT NULL;
+CREATE TRIGGER transactions_sealed_once BEFORE UPDATE ON transactions
+WHEN OLD.status <> 'pending'
+BEGIN
+  SELECT RAISE(ABORT, 'a sealed transaction never changes');
+END;
+CREATE TRIGGER transactions_not_deleted BEFORE DELETE ON transactions
+BEGIN
+  SELECT RAISE(ABORT, 'transactions are never deleted');
+END;
+CREATE TRIGGER transactions_sealed_into_newest BEFORE UPDATE ON transactions
+WHEN NEW.block_number IS NOT (SELECT MAX(number) FROM blocks)
+  OR NEW.tx_hash <> OLD.tx_hash OR NEW.amount <> OLD.amount OR NEW.from_id <> OLD.from_id OR NEW.to_id <> OLD.to_id
+  OR NEW.token <> OLD.token OR NEW.type <> OLD.type OR NEW.metadata <> OLD.metadata OR NEW.nonce <> OLD.nonce
+  OR NEW.timestamp <> OLD.timestamp OR NEW.event_seq IS NOT OLD.event_seq
+  OR NEW.min_receive IS NOT OLD.min_receive OR NEW.token_out IS NOT OLD.token_out
+BEGIN
+  SELECT RAISE(ABORT, 'a pending transaction may only be sealed, unchanged, into the newest block');
+END;
+
+ALTER TABLE blocks ADD COLUMN native_price TEXT;
+ALTER TABLE blocks ADD COLUMN swap_volume_usd TEXT NOT NULL DEFAULT '0';
+
+CREATE TABLE price_candles (
+  interval TEXT NOT NULL CHECK (interval IN ('1m', '1h', '1d')),
+  start INTEGER NOT NULL,
+  open TEXT NOT NULL,
+  high TEXT NOT NULL,
+  low TEXT NOT NULL,
+  close TEXT NOT NULL,
+  volume_usd TEXT NOT NULL,
+  PRIMARY KEY (interval, start)
+) WITHOUT ROWID;
+`,
+  },
+  {
+    // Balance commitments (src/balance-commitments/): the root of the balance tree after each block.
+    // Blocks sealed before this version have none; at start the service stores the root of the newest block.
+    version: 10,
+    sql: `
+CREATE TABLE balance_roots (
+  number INTEGER PRIMARY KEY REFERENCES blocks(number),
+  root TEXT NOT NULL CHECK (length(root) = 66)
+);
+CREATE TRIGGER balance_roots_immutable BEFORE UPDATE ON balance_roots
+BEGIN
+  SELECT RAISE(ABORT, 'balance roots are immutable');
+END;
+CREATE TRIGGER balance_roots_not_deleted BEFORE DELETE ON balance_roots
+BEGIN
+  SELECT RAISE(ABORT, 'balance roots are append-only');
+END;
+`,
+  },
 ];

@@ -11,9 +11,9 @@ import type { Transaction } from '../../domain/transaction.js';
 import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../../service/ledger-store.js';
 import { toStoredHeader, toTransaction, type BlockRow } from './sqlite-store.js';
 
-const BLOCK_COLUMNS = 'number, hash, parent_hash, timestamp, transactions_count, transactions_root, total_transactions, total_users, transfer_volume_totals';
+const BLOCK_COLUMNS = 'number, hash, parent_hash, timestamp, transactions_count, transactions_root, total_transactions, total_users, transfer_volume_totals, native_price, swap_volume_usd';
 /** Read in raw mode (arrays, no row objects: a million of them is most of an audit's garbage); see `columnsToTransaction`. */
-const TRANSACTION_COLUMNS = 'seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error';
+const TRANSACTION_COLUMNS = 'seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error, min_receive, amount_out, token_out';
 
 /** Every statement of the reader, exported so that tests can check their query plans. */
 export const AUDIT_SQL = {
@@ -29,6 +29,9 @@ export const AUDIT_SQL = {
   firstAccounts: 'SELECT user_id, last_transfer_at FROM accounts ORDER BY user_id LIMIT ?',
   accountsAfter: 'SELECT user_id, last_transfer_at FROM accounts WHERE user_id > ? ORDER BY user_id LIMIT ?',
 } as const;
+
+/** Read only where the table exists (a ledger older than balance commitments has none). */
+const BALANCE_ROOTS_SQL = 'SELECT number, root FROM balance_roots WHERE number >= ? AND number <= ? ORDER BY number';
 
 export class SqliteAuditReader implements AuditReader {
   readonly location: string;
@@ -50,6 +53,13 @@ export class SqliteAuditReader implements AuditReader {
     // The snapshot is taken at the first read of the transaction: take it now.
     reader.statements.latestBlock.get();
     return reader;
+  }
+
+  async balanceRoots(from_number: number, to_number: number): Promise<Map<number, string>> {
+    const table = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'balance_roots'").get();
+    if (table === undefined) return new Map();
+    const rows = this.db.prepare(BALANCE_ROOTS_SQL).all(from_number, to_number) as Array<{ number: number; root: string }>;
+    return new Map(rows.map((row) => [row.number, row.root]));
   }
 
   async setting(name: string): Promise<string | null> {
@@ -106,12 +116,13 @@ export class SqliteAuditReader implements AuditReader {
 type TransactionColumns = [
   seq: bigint, tx_hash: string, from_id: string, to_id: string, amount: bigint, token: string, type: string, metadata: string,
   nonce: string, timestamp: bigint, status: string, block_number: bigint | null, position: bigint | null, error: string | null,
+  min_receive: bigint | null, amount_out: bigint | null, token_out: string | null,
 ];
 
 /** The same record as the store's own `toTransaction`, from a raw row. */
 function columnsToTransaction(columns: TransactionColumns): Transaction {
-  const [, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error] = columns;
-  return toTransaction({ tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, block_hash: null, position, error });
+  const [, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error, min_receive, amount_out, token_out] = columns;
+  return toTransaction({ tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, block_hash: null, position, error, min_receive, amount_out, token_out });
 }
 
 function prepare(db: Database.Database): SqliteAuditReader['statements'] {

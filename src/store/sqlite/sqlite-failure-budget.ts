@@ -20,7 +20,7 @@ export const FAILURE_BUDGET_SQL = {
        ON CONFLICT (subject, window_start_s) DO UPDATE SET charged = excluded.charged`,
   forgetOldWindows: 'DELETE FROM failure_budgets WHERE subject = ? AND window_start_s < ?',
   releaseClaim: 'DELETE FROM idempotency_keys WHERE caller = ? AND key = ? AND tx_hash = ?',
-  blockDebits: "SELECT from_id AS \"from\", token, type, amount AS amount_units FROM transactions WHERE block_number = ? AND type IN ('transfer', 'burn')",
+  blockDebits: "SELECT from_id AS \"from\", token, type, amount AS amount_units FROM transactions WHERE block_number = ? AND type IN ('transfer', 'burn', 'swap')",
   settled: 'SELECT units FROM outgoing_settled WHERE user_id = ? AND token = ?',
   putSettled: `INSERT INTO outgoing_settled (user_id, token, units) VALUES (?, ?, ?)
        ON CONFLICT (user_id, token) DO UPDATE SET units = excluded.units`,

@@ -15,13 +15,16 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Block, BlockHeader } from '../../domain/block.js';
 import type { Metadata, Transaction, TransactionType, FailureCode, TransactionStatus } from '../../domain/transaction.js';
+import type { Candle, CandleInterval } from '../../market/candles.js';
 import type {
   AppendResult,
   BalanceChange,
+  BalanceSnapshot,
   BlockCommit,
   IdempotencyRecord,
   LedgerStore,
   PendingAppend,
+  PendingPosting,
   SequencedTransaction,
   StatsSnapshot,
   StoredBlockHeader,
@@ -29,7 +32,7 @@ import type {
 } from '../../service/ledger-store.js';
 import { collectEvents, type EventRows } from '../event-rows.js';
 import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storage-faults.js';
-import { decodeVolumes, encodeVolumes } from '../volume-totals.js';
+import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { MIGRATIONS } from './schema.js';
 import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-budget.js';
 import { SqliteWebhookStore } from './sqlite-webhook-store.js';
@@ -53,6 +56,9 @@ export type TransactionRow = {
   block_hash: string | null;
   position: bigint | null;
   error: string | null;
+  min_receive: bigint | null;
+  amount_out: bigint | null;
+  token_out: string | null;
 };
 
 export type BlockRow = {
@@ -65,20 +71,27 @@ export type BlockRow = {
   total_transactions: number;
   total_users: number;
   transfer_volume_totals: string;
+  native_price: string | null;
+  swap_volume_usd: string;
 };
+
+/** seq, tx_hash, from_id, to_id, amount, token, type, timestamp, min_receive: see SQL.pendingPostings. */
+type PendingPostingRow = [bigint, string, string, string, bigint, string, string, bigint, bigint | null];
 
 type IdempotencyRow = { caller: string; key: string; request_hash: string; tx_hash: string; timestamp: number };
 
 const TRANSACTION_COLUMNS = `t.tx_hash, t.from_id, t.to_id, t.amount, t.token, t.type, t.metadata, t.nonce, t.timestamp,
-  t.status, t.block_number, b.hash AS block_hash, t.position, t.error`;
+  t.status, t.block_number, b.hash AS block_hash, t.position, t.error, t.min_receive, t.amount_out, t.token_out`;
 const PENDING_COLUMNS = `t.seq, t.tx_hash, t.from_id, t.to_id, t.amount, t.token, t.type, t.metadata, t.nonce, t.timestamp,
-  t.status, NULL AS block_number, NULL AS block_hash, NULL AS position, NULL AS error`;
-const BLOCK_HEADER_COLUMNS = 'number, hash, parent_hash, timestamp, transactions_count, transactions_root';
-const STORED_BLOCK_COLUMNS = `${BLOCK_HEADER_COLUMNS}, total_transactions, total_users, transfer_volume_totals`;
+  t.status, NULL AS block_number, NULL AS block_hash, NULL AS position, NULL AS error, t.min_receive, NULL AS amount_out, t.token_out`;
+const BLOCK_HEADER_COLUMNS = 'number, hash, parent_hash, timestamp, transactions_count, transactions_root, native_price';
+const STORED_BLOCK_COLUMNS = `${BLOCK_HEADER_COLUMNS}, total_transactions, total_users, transfer_volume_totals, swap_volume_usd`;
 /** SQLite's default limit on bound parameters is 32766; stay well below it. */
 const LOOKUP_CHUNK = 500;
 /** "Before no position": above every seq the ledger will ever number. */
 const SEQ_END = Number.MAX_SAFE_INTEGER;
+
+type CandleRow = { interval: string; start: number; open: string; high: string; low: string; close: string; volume_usd: string };
 
 export type SqliteStoreOptions = { path: string; health?: StorageHealthReporter | null };
 
@@ -93,8 +106,6 @@ export class SqliteStore implements LedgerStore {
   private readonly db: Database.Database;
   private readonly statements: ReturnType<typeof prepareStatements>;
   private readonly known_users_statements = new Map<number, Database.Statement>();
-  /** Row ids of the pending transactions last read, so sealing updates them by rowid, not by a hash lookup. */
-  private pending_seqs = new Map<string, bigint>();
   /** The WAL file, opened once for fsync; null for an in-memory database. */
   private wal: Promise<fs.promises.FileHandle> | null;
   private readonly health: StorageHealthReporter | null;
@@ -166,6 +177,7 @@ export class SqliteStore implements LedgerStore {
     if (refused !== null) return refused;
     this.statements.insertTransaction.run(
       tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, JSON.stringify(tx.metadata), tx.nonce, tx.timestamp, sequence.next,
+      tx.min_receive_units, tx.token_out,
     );
     sequence.next += 1;
     return { kind: 'stored' };
@@ -206,9 +218,18 @@ export class SqliteStore implements LedgerStore {
   }
 
   async pendingTransactions(limit: number): Promise<Transaction[]> {
-    const rows = this.statements.pendingTransactions.all(limit) as TransactionRow[];
-    this.pending_seqs = new Map(rows.map((row) => [row.tx_hash, row.seq as bigint]));
-    return rows.map(toTransaction);
+    return (this.statements.pendingTransactions.all(limit) as TransactionRow[]).map(toTransaction);
+  }
+
+  /** Rows as arrays (no per-row column objects), in rowid order through the pending index. */
+  async pendingPostings(limit: number): Promise<PendingPosting[]> {
+    const rows = this.statements.pendingPostings.all(limit) as PendingPostingRow[];
+    const postings: PendingPosting[] = new Array(rows.length);
+    for (let index = 0; index < rows.length; index += 1) {
+      const [seq, tx_hash, from, to, amount_units, token, type, timestamp, min_receive_units] = rows[index] as PendingPostingRow;
+      postings[index] = { seq: Number(seq), tx_hash, from, to, amount_units, token, type: type as TransactionType, timestamp: Number(timestamp), min_receive_units };
+    }
+    return postings;
   }
 
   async pendingCount(): Promise<number> {
@@ -246,11 +267,7 @@ export class SqliteStore implements LedgerStore {
 
   commitBlock(commit: BlockCommit): Promise<void> {
     return guardWrite('seal a block', this.health, isSqliteStorageFault, async () => {
-      try {
-        this.db.transaction(() => this.writeBlock(commit))();
-      } finally {
-        this.pending_seqs.clear();
-      }
+      this.db.transaction(() => this.writeBlock(commit))();
     });
   }
 
@@ -261,18 +278,22 @@ export class SqliteStore implements LedgerStore {
     s.insertBlock.run(
       header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root,
       totals.transactions, totals.users, encodeVolumes(totals.transfer_volume_units),
+      header.native_price ?? null, (totals.swap_volume_usd_micros ?? 0n).toString(),
     );
+    // One prepared statement, reused for every row: by rowid when the producer passed it on from pendingPostings.
     for (const outcome of commit.outcomes) {
-      const seq = this.pending_seqs.get(outcome.tx_hash);
+      const seq = outcome.seq;
       const result = seq === undefined
-        ? s.sealTransaction.run(outcome.status, header.number, outcome.position, outcome.error, outcome.tx_hash)
-        : s.sealTransactionBySeq.run(outcome.status, header.number, outcome.position, outcome.error, seq, outcome.tx_hash);
+        ? s.sealTransaction.run(outcome.status, header.number, outcome.position, outcome.error, outcome.amount_out_units ?? null, outcome.tx_hash)
+        : s.sealTransactionBySeq.run(outcome.status, header.number, outcome.position, outcome.error, outcome.amount_out_units ?? null, seq, outcome.tx_hash);
       if (result.changes !== 1) throw new Error(`transaction ${outcome.tx_hash} is not pending`);
     }
     for (const balance of commit.balances) s.putBalance.run(balance.user_id, balance.token, balance.units);
     for (const user_id of commit.new_users) s.insertAccount.run(user_id);
     for (const user_id of commit.active_users) s.touchAccount.run(header.timestamp, user_id);
+    for (const candle of commit.candles ?? []) s.putCandle.run(...candleRow(candle));
     this.failure_budget.settleBlock(header.number);
+    this.writeBalanceRoot(commit);
     // The block's events: its outcomes in position order, then its block.sealed.
     const first_sequence = this.lastEventSequence() + 1;
     s.insertBlockEvents.run(header.number, first_sequence);
@@ -309,6 +330,39 @@ export class SqliteStore implements LedgerStore {
         for (const leaf of leaves) this.writeHistory(leaf);
       })();
     });
+  }
+
+  /** The balance commitment's step of a block: its root, when the sealer keeps one. */
+  private writeBalanceRoot(commit: BlockCommit): void {
+    if (commit.balance_root != null) this.statements.insertBalanceRoot.run(commit.header.number, commit.balance_root);
+  }
+
+  async balanceState(): Promise<BalanceSnapshot | null> {
+    return this.db.transaction((): BalanceSnapshot | null => {
+      const latest = this.statements.latestBlockNumber.get() as { number: number | null };
+      if (latest.number === null) return null;
+      const rows = this.statements.allBalances.all() as Array<{ user_id: string; token: string; units: bigint }>;
+      return { block_number: latest.number, balances: rows.map((row) => ({ user_id: row.user_id, token: row.token, units: row.units })) };
+    }).deferred();
+  }
+
+  async balanceChangesSince(after_block: number): Promise<BalanceSnapshot> {
+    return this.db.transaction((): BalanceSnapshot => {
+      const latest = this.statements.latestBlockNumber.get() as { number: number | null };
+      const rows = this.statements.balancesTouchedSince.all(after_block, after_block, after_block, after_block) as Array<{ user_id: string; token: string; units: bigint }>;
+      return { block_number: latest.number ?? -1, balances: rows.map((row) => ({ user_id: row.user_id, token: row.token, units: row.units })) };
+    }).deferred();
+  }
+
+  async balanceRoot(block_number: number): Promise<string | null> {
+    return (this.statements.balanceRoot.pluck().get(block_number) as string | undefined) ?? null;
+  }
+
+  async claimBalanceRoot(block_number: number, root: string): Promise<string> {
+    this.statements.claimBalanceRoot.run(block_number, root);
+    const stored = await this.balanceRoot(block_number);
+    if (stored === null) throw new Error(`the balance root of block ${block_number} was claimed but cannot be read back`);
+    return stored;
   }
 
   async readEvents(after: number, limit: number): Promise<StoredEvent[]> {
@@ -365,6 +419,17 @@ export class SqliteStore implements LedgerStore {
     };
   }
 
+  async candlesAt(keys: ReadonlyArray<{ interval: CandleInterval; start: number }>): Promise<Candle[]> {
+    return keys.flatMap((key) => {
+      const row = this.statements.candleAt.get(key.interval, key.start) as CandleRow | undefined;
+      return row === undefined ? [] : [toCandle(row)];
+    });
+  }
+
+  async candles(interval: CandleInterval, limit: number): Promise<Candle[]> {
+    return (this.statements.candles.all(interval, limit) as CandleRow[]).map(toCandle);
+  }
+
   async getSetting(name: string): Promise<string | null> {
     return (this.statements.getSetting.pluck().get(name) as string | undefined) ?? null;
   }
@@ -410,8 +475,8 @@ export const SQL = {
   findIdempotency: 'SELECT caller, key, request_hash, tx_hash, timestamp FROM idempotency_keys WHERE caller = ? AND key = ?',
   countIdempotencyKeys: 'SELECT count(*) AS stored FROM idempotency_keys WHERE caller = ? AND key IN (SELECT value FROM json_each(?))',
   pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < ?',
-  insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+  insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = ?`,
   // Each side is a range of its covering index read newest first; the compound merges the two in
   // order (dropping a transaction that is both, a mint to its issuer) and stops after `limit`.
@@ -423,16 +488,17 @@ export const SQL = {
        ) AS page JOIN transactions t ON t.seq = page.seq LEFT JOIN blocks b ON b.number = t.block_number ORDER BY page.seq DESC`,
   // Pending transactions have no block: no join.
   pendingTransactions: `SELECT ${PENDING_COLUMNS} FROM transactions t WHERE t.status = 'pending' ORDER BY t.seq LIMIT ?`,
+  pendingPostings: "SELECT seq, tx_hash, from_id, to_id, amount, token, type, timestamp, min_receive FROM transactions WHERE status = 'pending' ORDER BY seq LIMIT ?",
   pendingCount: "SELECT COUNT(*) AS count FROM transactions WHERE status = 'pending'",
-  sealTransaction: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ? WHERE tx_hash = ? AND status = 'pending'",
-  sealTransactionBySeq: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ? WHERE seq = ? AND tx_hash = ? AND status = 'pending'",
+  sealTransaction: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ? WHERE tx_hash = ? AND status = 'pending'",
+  sealTransactionBySeq: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ? WHERE seq = ? AND tx_hash = ? AND status = 'pending'",
   balance: 'SELECT units FROM balances WHERE user_id = ? AND token = ?',
   balancesOfUser: 'SELECT token, units FROM balances WHERE user_id = ?',
   putBalance: 'INSERT INTO balances (user_id, token, units) VALUES (?, ?, ?) ON CONFLICT (user_id, token) DO UPDATE SET units = excluded.units',
   insertAccount: 'INSERT INTO accounts (user_id) VALUES (?)',
   touchAccount: 'UPDATE accounts SET last_transfer_at = ? WHERE user_id = ?',
   insertBlock: `INSERT INTO blocks (number, hash, parent_hash, timestamp, transactions_count, transactions_root,
-         total_transactions, total_users, transfer_volume_totals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         total_transactions, total_users, transfer_volume_totals, native_price, swap_volume_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   latestBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE number = (SELECT MAX(number) FROM blocks)`,
   latestBlockNumber: 'SELECT MAX(number) AS number FROM blocks',
   blockAtOrBefore: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks WHERE timestamp <= ? ORDER BY timestamp DESC, number DESC LIMIT 1`,
@@ -458,6 +524,23 @@ export const SQL = {
   sealedEventTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
        WHERE t.block_number >= ? AND t.block_number <= ? AND (t.block_number > ? OR t.position > ?)
        ORDER BY t.block_number, t.position LIMIT ?`,
+  insertBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES (?, ?)',
+  claimBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES (?, ?) ON CONFLICT (number) DO NOTHING',
+  balanceRoot: 'SELECT root FROM balance_roots WHERE number = ?',
+  allBalances: 'SELECT user_id, token, units FROM balances WHERE units > 0',
+  // The pairs the blocks after one named (an index range of transactions_by_block), with their stored balance.
+  balancesTouchedSince: `SELECT b.user_id, b.token, b.units FROM (
+         SELECT from_id AS user_id, token FROM transactions WHERE block_number > ?
+         UNION SELECT to_id, token FROM transactions WHERE block_number > ?
+         UNION SELECT to_id, token_out FROM transactions WHERE block_number > ? AND token_out IS NOT NULL
+         UNION SELECT '@pool', token_out FROM transactions WHERE block_number > ? AND token_out IS NOT NULL
+       ) AS touched JOIN balances b ON b.user_id = touched.user_id AND b.token = touched.token`,
+  putCandle: `INSERT INTO price_candles (interval, start, open, high, low, close, volume_usd) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (interval, start) DO UPDATE SET high = excluded.high, low = excluded.low, close = excluded.close, volume_usd = excluded.volume_usd`,
+  candleAt: 'SELECT interval, start, open, high, low, close, volume_usd FROM price_candles WHERE interval = ? AND start = ?',
+  // The newest `limit` of one interval, read backwards along the primary key, then put oldest first.
+  candles: `SELECT * FROM (SELECT interval, start, open, high, low, close, volume_usd FROM price_candles
+       WHERE interval = ? ORDER BY start DESC LIMIT ?) ORDER BY start`,
   ping: 'SELECT 1',
 } as const;
 
@@ -471,6 +554,7 @@ function prepareStatements(db: Database.Database) {
     getTransaction: db.prepare(SQL.getTransaction).safeIntegers(true),
     accountTransactions: db.prepare(SQL.accountTransactions).safeIntegers(true),
     pendingTransactions: db.prepare(SQL.pendingTransactions).safeIntegers(true),
+    pendingPostings: db.prepare(SQL.pendingPostings).raw().safeIntegers(true),
     pendingCount: db.prepare(SQL.pendingCount).safeIntegers(true),
     sealTransaction: db.prepare(SQL.sealTransaction),
     sealTransactionBySeq: db.prepare(SQL.sealTransactionBySeq),
@@ -499,7 +583,15 @@ function prepareStatements(db: Database.Database) {
     blockEventsAtOrBefore: db.prepare(SQL.blockEventsAtOrBefore).safeIntegers(true),
     blockEventsFrom: db.prepare(SQL.blockEventsFrom),
     sealedEventTransactions: db.prepare(SQL.sealedEventTransactions).safeIntegers(true),
+    insertBalanceRoot: db.prepare(SQL.insertBalanceRoot),
+    claimBalanceRoot: db.prepare(SQL.claimBalanceRoot),
+    balanceRoot: db.prepare(SQL.balanceRoot),
+    allBalances: db.prepare(SQL.allBalances).safeIntegers(true),
+    balancesTouchedSince: db.prepare(SQL.balancesTouchedSince).safeIntegers(true),
     ping: db.prepare(SQL.ping),
+    putCandle: db.prepare(SQL.putCandle),
+    candleAt: db.prepare(SQL.candleAt),
+    candles: db.prepare(SQL.candles),
   };
 }
 
@@ -520,6 +612,9 @@ export function toTransaction(row: TransactionRow): Transaction {
     block_hash: row.block_hash,
     position: row.position === null ? null : Number(row.position),
     error: row.error as FailureCode | null,
+    min_receive_units: row.min_receive,
+    amount_out_units: row.amount_out,
+    token_out: row.token_out,
   };
 }
 
@@ -531,6 +626,7 @@ function toHeader(row: BlockRow): BlockHeader {
     timestamp: row.timestamp,
     transactions_count: row.transactions_count,
     transactions_root: row.transactions_root,
+    ...(row.native_price === null ? {} : { native_price: row.native_price }),
   };
 }
 
@@ -538,6 +634,25 @@ function toHeader(row: BlockRow): BlockHeader {
 export function toStoredHeader(row: BlockRow): StoredBlockHeader {
   return {
     ...toHeader(row),
-    totals: { transactions: row.total_transactions, users: row.total_users, transfer_volume_units: decodeVolumes(row.transfer_volume_totals) },
+    totals: { transactions: row.total_transactions, users: row.total_users, transfer_volume_units: decodeVolumes(row.transfer_volume_totals), ...swapVolume(row.swap_volume_usd) },
   };
+}
+
+function toCandle(row: CandleRow): Candle {
+  return {
+    interval: row.interval as CandleInterval,
+    start: row.start,
+    open_units: BigInt(row.open),
+    high_units: BigInt(row.high),
+    low_units: BigInt(row.low),
+    close_units: BigInt(row.close),
+    volume_usd_micros: BigInt(row.volume_usd),
+  };
+}
+
+function candleRow(candle: Candle): [string, number, string, string, string, string, string] {
+  return [
+    candle.interval, candle.start, candle.open_units.toString(), candle.high_units.toString(), candle.low_units.toString(),
+    candle.close_units.toString(), candle.volume_usd_micros.toString(),
+  ];
 }

@@ -1,0 +1,98 @@
+/**
+ * The bound on the pending backlog (PENDING_MAX): submissions are refused with 503 `pending_backlog_full`
+ * once the transactions stored and not yet sealed would pass it, so that when sealing cannot keep up
+ * the service pushes back instead of letting the backlog and the time to confirm grow without limit.
+ *
+ * Counting the pending rows on every request would cost a scan of the backlog each time, so the count
+ * is read from the store every `refresh_ms` and after every sealed block, and this instance's own
+ * appends since are added to it. Other instances' appends (PostgreSQL) are seen at the next refresh:
+ * the bound holds within what the instances accept in one refresh interval.
+ */
+import { OverloadedError } from '../domain/errors.js';
+
+export type PendingBacklogOptions = {
+  pending_max: number;
+  refresh_ms: number;
+  /** What Retry-After says when a submission is refused (about one block interval). */
+  retry_after_s: number;
+};
+
+export class PendingBacklog {
+  private readonly count_pending: () => Promise<number>;
+  private readonly options: PendingBacklogOptions;
+  /** The store's count at the last refresh. */
+  private counted = 0;
+  /** Transactions this instance stored since that count was asked for. */
+  private appended_since = 0;
+  /** Transactions admitted and not yet stored or refused by the store (concurrent requests see each other's). */
+  private in_flight = 0;
+  private refreshing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  /** Submissions refused so far (each batch counts its items). */
+  refused = 0;
+
+  constructor(count_pending: () => Promise<number>, options: PendingBacklogOptions) {
+    this.count_pending = count_pending;
+    this.options = options;
+  }
+
+  get pending_max(): number {
+    return this.options.pending_max;
+  }
+
+  /** Pending transactions as far as this instance knows: at most one refresh interval old, never less than it stored itself. */
+  get estimate(): number {
+    return this.counted + this.appended_since + this.in_flight;
+  }
+
+  /** Reads the count now, then every `refresh_ms` (the timer does not keep the process alive). */
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer ??= setInterval(() => void this.refresh(), this.options.refresh_ms);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /**
+   * Refuses, storing nothing, when `items` more would pass PENDING_MAX; else holds their place until
+   * `settle` (so that requests admitted together cannot pass the bound together).
+   */
+  admit(items: number): void {
+    if (items === 0 || this.estimate + items <= this.options.pending_max) {
+      this.in_flight += items;
+      return;
+    }
+    this.refused += items;
+    throw new OverloadedError(
+      'pending_backlog_full',
+      `${this.estimate} transactions are waiting to be sealed (at most ${this.options.pending_max}); retry after the next blocks`,
+      this.options.retry_after_s,
+    );
+  }
+
+  /** Releases `admitted` places and counts the `stored` of them as appended (until the next refresh sees them). */
+  settle(admitted: number, stored: number): void {
+    this.in_flight -= admitted;
+    this.appended_since += stored;
+  }
+
+  /** Reads the store's count; appends made while it is read may be counted twice until the next refresh (never missed). */
+  refresh(): Promise<void> {
+    this.refreshing ??= (async () => {
+      const appended_before = this.appended_since;
+      try {
+        this.counted = await this.count_pending();
+        this.appended_since -= appended_before;
+      } catch {
+        // The store cannot count now: keep the last estimate (the write itself reports the store's state).
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+}
