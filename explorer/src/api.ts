@@ -5,7 +5,8 @@
  */
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import { ApiError, NetworkError, RateLimitedError, RequestTimeoutError, TabulaClient, UnauthorizedError, VerificationError } from '@tabula/client';
+import { ApiError, ForkDetectedError, NetworkError, RateLimitedError, RequestTimeoutError, TabulaClient, UnauthorizedError, VerificationError } from '@tabula/client';
+import { createCheckpointTrust, type CheckpointTrust } from './checkpoint-trust';
 import { formatDuration } from './format';
 import type { Session } from './session';
 
@@ -18,6 +19,8 @@ export type Api = {
   client: TabulaClient;
   session: Session;
   config: ExplorerConfig;
+  /** The tab's trusted signed checkpoint (kept in sessionStorage): pages prove blocks into its history. */
+  trust: CheckpointTrust;
   /**
    * What the page says about a failed call. A 401 also signs the user out (with the service's reason)
    * and a 429 also pauses polling until Retry-After; both are reported to the whole page.
@@ -44,6 +47,7 @@ export function createApi(session: Session, config: ExplorerConfig, events: ApiE
     client,
     session,
     config,
+    trust: createCheckpointTrust(client, window.sessionStorage),
     pausedUntilMs: () => paused_until_ms,
     describe(error) {
       if (error instanceof UnauthorizedError) {
@@ -69,6 +73,7 @@ export function describeFailure(error: unknown): string {
   if (error instanceof RequestTimeoutError) return 'The service did not answer in time.';
   if (error instanceof NetworkError) return 'The service cannot be reached. Check your connection.';
   if (error instanceof VerificationError) return error.message;
+  if (error instanceof ForkDetectedError) return `${error.message}; the two signed checkpoints are the evidence`;
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -1,10 +1,16 @@
 /**
  * `tabula verify`: walks the chain through the HTTP API with the SDK, recomputing every root, hash and
- * link, and exits non-zero naming the first bad block. `tabula verify <tx_hash>` recomputes one
+ * link, then checks the walked blocks against the signed history (the history root recomputed over
+ * their hashes, or the head's inclusion proof, against the signed checkpoint of that size), and exits
+ * non-zero naming the first bad block. `tabula verify <tx_hash>` recomputes one
  * transaction's hash and checks its inclusion proof against its block's recomputed header. Also how a
  * failed check is reported, for `verify` and `tabula audit` alike.
  */
-import { VerificationError } from '@tabula/client';
+import { LightClient, VerificationError, type BlockHeader, type SignedCheckpoint, type TabulaClient } from '@tabula/client';
+import { hexToBytes } from '../domain/hex.js';
+import { sha256 } from '../domain/hashing.js';
+import { toHashHex } from '../domain/hex.js';
+import { merkleRoot } from '../domain/merkle.js';
 import type { Context } from './commands.js';
 import { UsageError } from './cli-config.js';
 import { print, type Output } from './output.js';
@@ -28,8 +34,16 @@ export async function verifyCommand(context: Context): Promise<number> {
     else await verifyChain(context);
     return 0;
   } catch (error) {
+    if (error instanceof HistoryMismatchError) return reportFailure(context.out, 'verification', error.report);
     if (!(error instanceof VerificationError)) throw error;
     return reportFailure(context.out, 'verification', { code: error.code, block_number: error.block_number, tx_hash: error.tx_hash, reason: error.message });
+  }
+}
+
+/** The walked chain is not the history the service signed. */
+class HistoryMismatchError extends Error {
+  constructor(readonly report: CheckFailureReport) {
+    super(report.reason);
   }
 }
 
@@ -86,22 +100,67 @@ async function verifyChain(context: Context): Promise<void> {
   const show_progress = values.progress === true || out.stderr.isTTY === true;
   const bar = show_progress ? new ProgressBar(out.stderr, to - from + 1, 'blocks verified') : null;
   let done = 0;
+  const block_hashes: Uint8Array[] = [];
   try {
     const result = await client.verifyChain(from, to, {
       concurrency: 8,
-      onBlock: () => {
+      onBlock: (header) => {
+        if (from === 0) block_hashes.push(hexToBytes(header.hash));
         done += 1;
         bar?.update(done);
       },
     });
     bar?.finish();
-    const summary = { verified: true, from: result.from, to: result.to, blocks_verified: result.blocks_verified, head: result.head };
+    const checkpoint = await checkSignedHistory(context, result.head, from === 0 ? block_hashes : null);
+    const history = { size: checkpoint.size, history_root: checkpoint.history_root, key_id: checkpoint.key_id, checked: from === 0 ? 'history_root' : 'head_inclusion' };
+    const summary = { verified: true, from: result.from, to: result.to, blocks_verified: result.blocks_verified, head: result.head, history };
     print(out, summary, () => [
       `verified blocks ${result.from}..${result.to} (${result.blocks_verified} blocks): every transactions_root, block hash and parent link recomputed`,
+      from === 0
+        ? `history root recomputed over the ${checkpoint.size} block hashes equals the signed checkpoint ${checkpoint.size} (key ${checkpoint.key_id})`
+        : `block ${result.head.number} (and through its parent links every walked block) is in the signed checkpoint ${checkpoint.size} (key ${checkpoint.key_id})`,
       `head  block ${result.head.number}  ${result.head.hash}`,
     ].join('\n'));
   } catch (error) {
     if (bar !== null) bar.finish();
     throw error;
   }
+}
+
+/**
+ * Compares the walked chain with the history the service signed: the checkpoint of size head + 1
+ * (`GET /api/checkpoint?size=`), its signature checked with `--public-key` or else the service's own key
+ * (trust on first use). From genesis, the history root is recomputed over the walked block hashes; from
+ * a later block, the head's inclusion proof is checked (its hash commits to every walked block through
+ * the parent links). Throws a `HistoryMismatchError` (or the light client's `VerificationError`).
+ */
+async function checkSignedHistory(context: Context, head: BlockHeader, block_hashes: Uint8Array[] | null): Promise<SignedCheckpoint> {
+  const { client, values } = context;
+  const public_key = typeof values['public-key'] === 'string' ? values['public-key'] : (await client.getCheckpointKey()).public_key;
+  const checkpoint = await client.getCheckpoint(head.number + 1);
+  const light = new LightClient(historyFetcher(client), { publicKey: public_key, checkpoint });
+  await light.trusted(); // verifies the checkpoint's signature and that its fields are the note's
+  if (checkpoint.size !== head.number + 1) {
+    throw new HistoryMismatchError({ code: 'history_root_mismatch', block_number: head.number, tx_hash: null, reason: `asked for the checkpoint of size ${head.number + 1}, got size ${checkpoint.size}` });
+  }
+  if (block_hashes === null) {
+    await light.verifyBlockHash(head.number, head.hash);
+    return checkpoint;
+  }
+  const root = toHashHex(merkleRoot(sha256, block_hashes));
+  if (root !== checkpoint.history_root) {
+    throw new HistoryMismatchError({
+      code: 'history_root_mismatch', block_number: head.number, tx_hash: null,
+      reason: `the history root recomputed over the ${block_hashes.length} walked block hashes is ${root}, but the checkpoint of size ${checkpoint.size} signed by key ${checkpoint.key_id} says ${checkpoint.history_root}`,
+    });
+  }
+  return checkpoint;
+}
+
+function historyFetcher(client: TabulaClient): ConstructorParameters<typeof LightClient>[0] {
+  return {
+    checkpoint: (size) => client.getCheckpoint(size),
+    consistency: (from, to) => client.getConsistencyProof(from, to),
+    blockProof: (number, size) => client.getBlockProof(number, size),
+  };
 }

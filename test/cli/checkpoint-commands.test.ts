@@ -1,7 +1,8 @@
 /**
  * Issue 12 from the command line: `tabula checkpoint`, `tabula verify --since` and `tabula witness`
  * against honest services, and failing loudly (exit 3, the reason on stderr) against a proxy serving
- * an unsigned or stale checkpoint and against a service showing another history under the same key.
+ * an unsigned or stale checkpoint and against a service showing another history under the same key;
+ * `tabula verify` (the chain walk) against the signed history, with a proxy that rewrites a block consistently.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { TabulaClient } from '@tabula/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { blockHash, transactionsRoot } from '../../src/domain/hashing.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
 import { ROOT, ServiceProcess } from '../support/service-process.js';
 import { forward, pass, startDouble, type Double } from '../support/test-double.js';
@@ -96,5 +98,43 @@ describe('tabula checkpoint, verify --since, witness', () => {
     const split = await tabula(['witness', '--peers', a.url, '--peers', b.url, '--json'], env);
     expect(split.status).toBe(3);
     expect(JSON.parse(split.stdout)).toMatchObject({ verified: false, code: 'fork_detected' });
+  });
+
+  it('verify compares the walked chain with the signed history: a consistently rewritten block exits 3', async () => {
+    tamper = null;
+    const honest = await tabula(['verify', '--json'], env);
+    expect(honest.status, honest.stderr).toBe(0);
+    const result = JSON.parse(honest.stdout) as { to: number; history: { size: number; checked: string } };
+    expect(result.history).toMatchObject({ size: result.to + 1, checked: 'history_root' });
+    const through_proxy = { ...env, TABULA_URL: proxy.url };
+    expect((await tabula(['verify', '--from', '2'], through_proxy)).status).toBe(0);
+
+    // Rewrite block 2 (another transaction in its list) and re-link every later block: each root, hash
+    // and parent link still recomputes, so only the signed history can tell.
+    const forged = new Map<string, string>();
+    let parent_hash = '';
+    for (let number = 0; number <= result.to; number += 1) {
+      const text = await (await fetch(`${a.url}/api/blocks/${number}`, { headers: { authorization: `Bearer ${env.TABULA_TOKEN}` } })).text();
+      const block = JSON.parse(text) as { number: number; hash: string; parent_hash: string; timestamp: number; transactions_root: string; transactions: string[] };
+      if (number === 2) {
+        block.transactions = [`0x${'ab'.repeat(32)}`, ...block.transactions.slice(1)];
+        block.transactions_root = transactionsRoot(block.transactions);
+      }
+      if (number >= 2) {
+        if (number > 2) block.parent_hash = parent_hash;
+        block.hash = blockHash(block);
+        forged.set(`/api/blocks/${number}`, JSON.stringify(block));
+      }
+      parent_hash = block.hash;
+    }
+    tamper = (route, body) => forged.get(route) ?? body;
+    const rewritten = await tabula(['verify', '--json'], through_proxy);
+    expect(rewritten.status, rewritten.stderr).toBe(3);
+    expect(JSON.parse(rewritten.stdout)).toMatchObject({ verified: false, code: 'history_root_mismatch', block_number: result.to });
+    expect(rewritten.stderr).toMatch(/verification FAILED at block \d+: the history root recomputed over the \d+ walked block hashes is 0x[0-9a-f]{64}, but the checkpoint of size \d+ signed by key [0-9a-f]{16} says 0x[0-9a-f]{64}/);
+    const from_later = await tabula(['verify', '--from', '3', '--json'], through_proxy);
+    expect(from_later.status, from_later.stderr).toBe(3);
+    expect(JSON.parse(from_later.stdout)).toMatchObject({ verified: false, code: 'history_proof_invalid' });
+    tamper = null;
   });
 });

@@ -2,8 +2,9 @@
  * The explorer end to end, in real headless Chromium: the real service process (`node dist/main.js`,
  * production mode) trusting a real OpenID identity provider on loopback, and the explorer it serves.
  * A person signs in with a token from the IdP, reads the live statistics, opens a block and a
- * transaction whose proof the browser verifies, sees a tampered proof (from a test double of the API)
- * shown as not verified, sends a transfer and watches it confirm, looks up a balance, pages through
+ * transaction whose proof the browser verifies (into the history of a signed checkpoint the tab keeps),
+ * sees a tampered proof, a rewritten transaction, a bad history proof, a checkpoint signed by another
+ * key and a forked history (from a test double of the API) each shown as not verified with the reason, sends a transfer and watches it confirm, looks up a balance, pages through
  * an account's history and watches a new transaction in it go from pending to confirmed — on a
  * desktop and on a phone, with every page screenshotted and checked by axe-core. The live pages
  * follow the event stream (GET /api/events) and poll only when it cannot be had: a pending
@@ -179,7 +180,9 @@ describe('the explorer, end to end in Chromium', () => {
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Transaction');
     await expect.poll(() => page.locator('.verification').getAttribute('data-verified'), { timeout: WAIT_MS }).toBe('true');
     expect(await page.locator('.verdict').textContent()).toContain('Verified in your browser');
-    expect(await page.locator('.check-ok').count()).toBe(5);
+    expect(await page.locator('.check-ok').count()).toBe(6);
+    const key_id = (await api('/.well-known/tabula-checkpoint-key', alice_token)).json.key_id as string;
+    expect(await page.locator('.anchor').textContent()).toMatch(new RegExp(`^Verified against checkpoint \\d+, signed by key ${key_id}$`));
     expect(await page.locator('[data-field="status"]').textContent()).toContain('confirmed');
     expect(await page.locator('[data-final-status="confirmed"]').textContent()).toContain(`#${block.number}`);
     await page.locator('.proof summary').click();
@@ -218,11 +221,74 @@ describe('the explorer, end to end in Chromium', () => {
     const failed = page.locator('.check-bad');
     expect(await failed.count()).toBe(1);
     expect(await failed.textContent()).toMatch(/Merkle root recomputed/);
-    // The untouched parts still check out: the transaction's own hash, and the block it names.
-    expect(await page.locator('.check-ok').count()).toBe(4);
+    // The untouched parts still check out: the transaction's own hash, the block it names, and the
+    // block's place in the signed history.
+    expect(await page.locator('.check-ok').count()).toBe(5);
+    expect(await page.locator('.anchor').count()).toBe(0);
     await expectAccessible(page, 'tampered transaction');
     await screenshot(page, 'transaction-tampered');
     await page.close();
+  });
+
+  it("checks the transaction and account pages against the tab's signed checkpoint; a lying server's answers show NOT verified, with the reason", { timeout: 60_000 }, async () => {
+    const ivan_token = await env.idp.token('ivan');
+    const key_id = (await api('/.well-known/tabula-checkpoint-key', ivan_token)).json.key_id as string;
+    const verdict = (page: Page) => page.locator('.verification').getAttribute('data-verified');
+    const reason = (page: Page) => page.locator('.check-bad .check-detail').first().textContent();
+    try {
+      // Honest: the first page pins the service's key and a checkpoint in the tab; the next page uses them.
+      proxy.lie('none');
+      const page = await openPage(`${proxy.url}/#/tx/${seeded_tx}`);
+      await signIn(page, ivan_token);
+      await expect.poll(() => verdict(page), { timeout: WAIT_MS }).toBe('true');
+      expect(await page.locator('.anchor').textContent()).toMatch(new RegExp(`^Verified against checkpoint \\d+, signed by key ${key_id}$`));
+      const trusted = await page.evaluate(() => JSON.parse(window.sessionStorage.getItem('tabula.explorer.checkpoint') ?? 'null') as { size: number; key_id: string } | null);
+      expect(trusted?.key_id).toBe(key_id);
+      await page.goto(`${proxy.url}/#/account/alice`);
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Account alice');
+      await expect.poll(() => verdict(page), { timeout: WAIT_MS }).toBe('true');
+      expect(await page.locator('.anchor').textContent()).toBe(`Verified against checkpoint ${trusted?.size}, signed by key ${key_id}`);
+      await expectAccessible(page, 'account verified against the checkpoint');
+
+      // A block's history proof that does not lead to the signed root.
+      proxy.lie('block-proof');
+      await page.reload();
+      await expect.poll(() => verdict(page), { timeout: WAIT_MS }).toBe('false');
+      expect(await page.locator('.verdict').textContent()).toContain('NOT verified');
+      expect(await reason(page)).toMatch(/block \d+ \(0x[0-9a-f]{64}\) is not in the history signed at size \d+/);
+      await expectAccessible(page, 'account with a bad history proof');
+
+      // A rewritten transaction.
+      proxy.lie('transaction');
+      await page.goto(`${proxy.url}/#/tx/${seeded_tx}`);
+      await expect.poll(() => verdict(page), { timeout: WAIT_MS }).toBe('false');
+      expect(await reason(page)).toMatch(/the record hashes to 0x[0-9a-f]{64}/);
+
+      // A newer block makes the tab advance its checkpoint: one signed by another key (the proxy serves
+      // that key at the well-known address too: the tab's pinned key is what catches it), then a fork.
+      const fresh = await env.admin.submit({ from: ADMIN, to: 'ivan', amount: 1, token: 'TAB', type: 'mint' });
+      await waitUntilSealed(env.admin, [fresh.body.tx_hash]);
+      proxy.lie('foreign-key');
+      await page.goto(`${proxy.url}/#/tx/${fresh.body.tx_hash}`);
+      await expect.poll(() => verdict(page), { timeout: WAIT_MS }).toBe('false');
+      expect(await reason(page)).toContain(`the checkpoint is signed by key ${proxy.foreign_key_id}, not the trusted key ${key_id}`);
+      proxy.lie('consistency');
+      await page.reload();
+      await expect.poll(() => verdict(page), { timeout: WAIT_MS }).toBe('false');
+      expect(await reason(page)).toMatch(/fork detected: history \d+ does not extend history \d+/);
+      await expectAccessible(page, 'transaction on a forked history');
+      await screenshot(page, 'transaction-forked');
+
+      // None of the lies moved the tab's checkpoint; the honest service's newer one extends it.
+      expect(await page.evaluate(() => JSON.parse(window.sessionStorage.getItem('tabula.explorer.checkpoint') ?? 'null').size)).toBe(trusted?.size);
+      proxy.lie('none');
+      await page.reload();
+      await expect.poll(() => verdict(page), { timeout: WAIT_MS }).toBe('true');
+      expect(await page.evaluate(() => JSON.parse(window.sessionStorage.getItem('tabula.explorer.checkpoint') ?? 'null').size)).toBeGreaterThan(trusted?.size ?? 0);
+      await page.close();
+    } finally {
+      proxy.lie('transaction-proof');
+    }
   });
 
   it('sends a transfer as the signed-in user and watches it confirm', async () => {

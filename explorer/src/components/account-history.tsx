@@ -4,7 +4,8 @@
  * or failed); an older page, reached with the cursor of the page before it, is loaded once (and
  * retried only if loading it failed). While a page loads the one before stays on screen, so the
  * pager button that was pressed keeps the focus; when that button goes away (no older page, back on
- * the first), focus moves to the section's heading.
+ * the first), focus moves to the section's heading. Under the page, its transactions verified in the
+ * browser against the tab's trusted signed checkpoint.
  */
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { AccountTransactionsPage } from '@tabula/client';
@@ -12,6 +13,7 @@ import { formatCount } from '../format';
 import { HISTORY_PAGE_SIZE, NEWEST_PAGE, olderPage, pageRange, type HistoryPosition } from '../history';
 import { touchesAccount } from '../live-events';
 import { useLive, useNow } from '../live';
+import { AccountVerification } from './account-verification';
 import { Notice } from './bits';
 import { HistoryTable } from './history-table';
 
@@ -51,21 +53,24 @@ export function AccountHistory({ user }: { user: string }) {
   };
 
   return (
-    <section aria-labelledby="account-history-heading" class="account-history">
-      <h2 id="account-history-heading" tabIndex={-1} ref={heading}>Transactions</h2>
-      {live.error === null ? null : <Notice kind="error">The transactions could not be loaded: {live.error}</Notice>}
-      <p class="muted" role="status">{summary(user, position, shown, busy, live.error !== null)}</p>
-      {shown === null || shown.page.transactions.length === 0 ? null : (
-        <HistoryTable
-          user={user}
-          transactions={shown.page.transactions}
-          caption={`Transactions of ${user}, newest first, page ${shown.position.number}`}
-          now_ms={Math.max(now_ms, shown.at_ms)}
-          busy={busy}
-        />
-      )}
-      {shown === null ? null : <Pager shown={shown} go={go} />}
-    </section>
+    <>
+      <section aria-labelledby="account-history-heading" class="account-history">
+        <h2 id="account-history-heading" tabIndex={-1} ref={heading}>Transactions</h2>
+        {live.error === null ? null : <Notice kind="error">The transactions could not be loaded: {live.error}</Notice>}
+        <p class="muted" role="status">{summary(user, position, shown, busy, live.error !== null)}</p>
+        {shown === null || shown.page.transactions.length === 0 ? null : (
+          <HistoryTable
+            user={user}
+            transactions={shown.page.transactions}
+            caption={`Transactions of ${user}, newest first, page ${shown.position.number}`}
+            now_ms={Math.max(now_ms, shown.at_ms)}
+            busy={busy}
+          />
+        )}
+        {shown === null ? null : <Pager shown={shown} go={go} />}
+      </section>
+      {shown === null ? null : <AccountVerification transactions={shown.page.transactions} />}
+    </>
   );
 }
 

@@ -1,7 +1,13 @@
 /** The outcome of checks the browser made itself: each check, and verified only if all passed. */
+import type { TrustAnchor } from '@tabula/client';
+
 export type Check = { label: string; ok: boolean; detail?: string };
 
-export function VerificationPanel({ heading, checks, pending }: { heading: string; checks: Check[] | null; pending?: string }) {
+/**
+ * `anchor`: the signed checkpoint the checks were made against, shown as "verified against checkpoint
+ * N, signed by key K" when every check passed.
+ */
+export function VerificationPanel({ heading, checks, pending, anchor }: { heading: string; checks: Check[] | null; pending?: string; anchor?: TrustAnchor | null }) {
   const verified = checks !== null && checks.length > 0 && checks.every((check) => check.ok);
   return (
     <section class={`verification ${checks === null ? '' : verified ? 'verification-ok' : 'verification-bad'}`} aria-labelledby="verification-heading" data-verified={checks === null ? 'pending' : String(verified)}>
@@ -12,6 +18,11 @@ export function VerificationPanel({ heading, checks, pending }: { heading: strin
             <span aria-hidden="true" class="verdict-icon">{verified ? '✓' : '✗'}</span>{' '}
             {verified ? 'Verified in your browser' : 'NOT verified: what the server sent does not add up'}
           </p>
+          {verified && anchor ? (
+            <p class="anchor" data-checkpoint={String(anchor.checkpoint.size)} data-key-id={anchor.key_id}>
+              Verified against checkpoint {anchor.checkpoint.size}, signed by key <code>{anchor.key_id}</code>
+            </p>
+          ) : null}
           <ul class="checks">
             {checks.map((check) => (
               <li key={check.label} class={check.ok ? 'check-ok' : 'check-bad'}>

@@ -1,11 +1,13 @@
 /**
  * One transaction: every field, its status history, and — once it is in a block — its inclusion proof
  * verified in the browser with the SDK (WebCrypto): the root recomputed from the hash and the audit
- * path, the block hash recomputed from the header, the transaction hash recomputed from its fields.
+ * path, the block hash recomputed from the header, the transaction hash recomputed from its fields,
+ * and the block proven into the history of the tab's trusted signed checkpoint.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { NotFoundError, type Block, type InclusionProof, type TabulaClient, type Transaction } from '@tabula/client';
-import { useApi } from '../api';
+import { NotFoundError, type Block, type InclusionProof, type TabulaClient, type Transaction, type TrustAnchor } from '@tabula/client';
+import { describeFailure, useApi } from '../api';
+import type { CheckpointTrust } from '../checkpoint-trust';
 import { AccountLink, BlockLink, Fields, Hash, Notice, StatusBadge, Time } from '../components/bits';
 import { PageHeading } from '../components/page-heading';
 import { check, same, type Check, VerificationPanel } from '../components/verification';
@@ -35,12 +37,12 @@ export function TransactionPage({ hash }: { hash: string }) {
     refresh_on: (event) => concernsTransaction(event, hash),
   });
 
-  const [checks, setChecks] = useState<Check[] | null>(null);
+  const [checks, setChecks] = useState<Verified | null>(null);
   useEffect(() => {
     const data = live.data;
     if (data === null || 'missing' in data || data.sealed === null) return;
     let current = true;
-    void verifyTransactionChecks(api.client, data.tx, data.sealed).then((result) => current && setChecks(result));
+    void verifyTransactionChecks(api.client, api.trust, data.tx, data.sealed).then((result) => current && setChecks(result));
     return () => {
       current = false;
     };
@@ -65,7 +67,7 @@ export function TransactionPage({ hash }: { hash: string }) {
             <VerificationPanel heading="Inclusion proof" checks={null} pending="The proof exists once the transaction is in a block; waiting for the next block…" />
           ) : (
             <>
-              <VerificationPanel heading="Inclusion proof" checks={checks} />
+              <VerificationPanel heading="Inclusion proof" checks={checks?.checks ?? null} anchor={checks?.anchor ?? null} />
               <ProofDetails proof={data.sealed.proof} />
             </>
           )}
@@ -134,8 +136,11 @@ function ProofDetails({ proof }: { proof: InclusionProof }) {
   );
 }
 
-async function verifyTransactionChecks(client: TabulaClient, tx: Transaction, { block, proof }: Sealed): Promise<Check[]> {
-  return [
+type Verified = { checks: Check[]; anchor: TrustAnchor | null };
+
+async function verifyTransactionChecks(client: TabulaClient, trust: CheckpointTrust, tx: Transaction, { block, proof }: Sealed): Promise<Verified> {
+  const history = await historyCheck(trust, block);
+  const checks = [
     await check('Transaction hash recomputed from its fields', () => client.verifyTransaction(tx)),
     same('The proof is for this transaction', proof.tx_hash, tx.tx_hash),
     same("The proof is for the transaction's block", proof.block_hash, tx.block_hash),
@@ -144,5 +149,18 @@ async function verifyTransactionChecks(client: TabulaClient, tx: Transaction, { 
       () => client.verifyInclusion(proof, { header: block }),
     ),
     same(`Block #${block.number} lists the transaction at position ${tx.position ?? '?'}`, tx.position === null ? undefined : block.transactions[tx.position], tx.tx_hash),
+    history.check,
   ];
+  return { checks, anchor: history.anchor };
+}
+
+/** The block's hash proven into the history of the tab's trusted checkpoint, whose signature was checked with the pinned key. */
+export async function historyCheck(trust: CheckpointTrust, block: { number: number; hash: string }): Promise<{ check: Check; anchor: TrustAnchor | null }> {
+  try {
+    const anchor = await trust.verifyBlock(block.number, block.hash);
+    const label = `Block #${block.number} is in the history signed at checkpoint ${anchor.checkpoint.size} by key ${anchor.key_id} (the tab's trusted checkpoint, advanced only through a verified consistency proof)`;
+    return { check: { label, ok: true }, anchor };
+  } catch (error) {
+    return { check: { label: `Block #${block.number} is in the history of a checkpoint signed by the trusted key`, ok: false, detail: describeFailure(error) }, anchor: null };
+  }
 }

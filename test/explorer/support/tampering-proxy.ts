@@ -1,40 +1,77 @@
 /**
  * A test double of the API: a loopback proxy that passes everything through to the real service
- * except inclusion proofs, whose first audit-path node it alters (or, for a one-transaction block,
- * adds one). An explorer loaded through it must show those proofs as not verified.
+ * except what its current lie alters. By default it alters inclusion proofs (their first audit-path
+ * node, or, for a one-transaction block, adds one); it can instead rewrite a transaction's amount,
+ * alter blocks' history proofs or consistency proofs (a fork), or serve checkpoints (and the checkpoint
+ * key) signed by another key. An explorer loaded through it must show what it alters as not verified.
  */
+import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-const PROOF_PATH = /^\/api\/transactions\/0x[0-9a-fA-F]{64}\/proof$/;
 const BODY_BYTES_MAX = 1024 * 1024;
+
+export type Lie = 'none' | 'transaction-proof' | 'transaction' | 'block-proof' | 'consistency' | 'foreign-key';
+
+type Rewrite = (body: any) => unknown;
 
 export type TamperingProxy = {
   url: string;
-  /** How many proofs it has altered so far. */
+  /** How many answers it has altered so far. */
   tampered(): number;
+  /** Changes what it alters from now on. */
+  lie(lie: Lie): void;
+  /** The key id of the other key it signs checkpoints with under the `foreign-key` lie. */
+  foreign_key_id: string;
   close(): Promise<void>;
 };
 
+/** The other key: an Ed25519 pair, its raw public key and its key id (the first 8 bytes of SHA-256, hex). */
+function foreignKey(): { private_key: KeyObject; public_key: string; key_id: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x as string, 'base64url');
+  return { private_key: privateKey, public_key: raw.toString('base64'), key_id: createHash('sha256').update(raw).digest('hex').slice(0, 16) };
+}
+
+function rewriteFor(lie: Lie, path: string, key: ReturnType<typeof foreignKey>): Rewrite | null {
+  switch (lie) {
+    case 'transaction-proof':
+      return /^\/api\/transactions\/0x[0-9a-fA-F]{64}\/proof$/.test(path) ? (proof) => ({ ...proof, audit_path: alterPath(proof.audit_path) }) : null;
+    case 'transaction':
+      return /^\/api\/transactions\/0x[0-9a-fA-F]{64}$/.test(path) ? (tx) => ({ ...tx, amount: Number(tx.amount) * 2 }) : null;
+    case 'block-proof':
+      return /^\/api\/blocks\/[0-9]+\/proof$/.test(path) ? (proof) => ({ ...proof, audit_path: alterPath(proof.audit_path) }) : null;
+    case 'consistency':
+      return path === '/api/chain/consistency' ? (proof) => ({ ...proof, proof: alterPath(proof.proof) }) : null;
+    case 'foreign-key':
+      if (path === '/.well-known/tabula-checkpoint-key') return (served) => ({ ...served, public_key: key.public_key, key_id: key.key_id });
+      return path === '/api/checkpoint'
+        ? (checkpoint) => ({ ...checkpoint, key_id: key.key_id, signature: sign(null, Buffer.from(checkpoint.note, 'utf8'), key.private_key).toString('base64') })
+        : null;
+    default:
+      return null;
+  }
+}
+
 export async function startTamperingProxy(target_url: string): Promise<TamperingProxy> {
   const target = new URL(target_url);
+  const key = foreignKey();
   let tampered = 0;
+  let current: Lie = 'transaction-proof';
   const server = http.createServer((request, response) => {
-    const is_proof = PROOF_PATH.test((request.url ?? '').split('?')[0] ?? '');
+    const rewrite = rewriteFor(current, (request.url ?? '').split('?')[0] ?? '', key);
     const headers = { ...request.headers, host: target.host };
-    if (is_proof) delete headers['accept-encoding'];
+    if (rewrite !== null) delete headers['accept-encoding'];
     const upstream = http.request({ hostname: target.hostname, port: target.port, path: request.url, method: request.method, headers }, (answer) => {
-      if (!is_proof || answer.statusCode !== 200) {
+      if (rewrite === null || answer.statusCode !== 200) {
         response.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(response);
         return;
       }
       readBody(answer).then((body) => {
-        const proof = JSON.parse(body) as { audit_path: string[] };
-        proof.audit_path = alterPath(proof.audit_path);
+        const altered = JSON.stringify(rewrite(JSON.parse(body)));
         tampered += 1;
-        const altered = JSON.stringify(proof);
-        const { 'content-length': _length, ...rest } = answer.headers;
+        const { 'content-length': _length, etag: _etag, ...rest } = answer.headers;
         response.writeHead(200, { ...rest, 'content-length': Buffer.byteLength(altered) });
         response.end(altered);
       }, (error: unknown) => response.destroy(error as Error));
@@ -50,6 +87,10 @@ export async function startTamperingProxy(target_url: string): Promise<Tampering
   return {
     url: `http://127.0.0.1:${port}`,
     tampered: () => tampered,
+    lie: (lie) => {
+      current = lie;
+    },
+    foreign_key_id: key.key_id,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -71,7 +112,7 @@ function readBody(stream: http.IncomingMessage): Promise<string> {
     let bytes = 0;
     stream.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes > BODY_BYTES_MAX) reject(new Error('proof body too large'));
+      if (bytes > BODY_BYTES_MAX) reject(new Error('body too large'));
       chunks.push(chunk);
     });
     stream.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
