@@ -27,7 +27,7 @@ import {
 const ZERO_HASH = `0x${'0'.repeat(64)}`;
 const EMPTY_TREE_ROOT = `0x${bytesToHex(sha256(new Uint8Array(0)))}`;
 const TRANSACTION_FIELDS = ['tx_hash', 'from', 'to', 'amount', 'token', 'type', 'metadata', 'status', 'timestamp', 'block_number', 'block_hash', 'position', 'error'];
-const BLOCK_HEADER_FIELDS = ['number', 'hash', 'parent_hash', 'timestamp', 'transactions_count', 'transactions_root'];
+const BLOCK_HEADER_FIELDS = ['number', 'hash', 'parent_hash', 'timestamp', 'transactions_count', 'transactions_root', 'native_price'];
 const STATS_FIELDS = ['total_transactions', 'total_users', 'native_price', 'trading_volume_24h', 'active_users_24h', 'latest_block_number'];
 
 function expectProblem(response: ApiResponse, status: number, code: string): void {
@@ -105,8 +105,10 @@ describe('e2e: the whole flow through the built service', () => {
     expect(record).toBeDefined();
     if (record === undefined) return;
     for (const field of TRANSACTION_FIELDS) expect(record, `field ${field}`).toHaveProperty(field);
-    // The record carries exactly the contract's fields, plus the nonce that makes each hash unique.
-    expect(Object.keys(record).filter((field) => !TRANSACTION_FIELDS.includes(field))).toEqual(['nonce']);
+    // The record carries exactly the contract's fields, plus the nonce that makes each hash unique and
+    // the market's swap fields (null on a transfer; docs/api.md, "Market").
+    expect(Object.keys(record).filter((field) => !TRANSACTION_FIELDS.includes(field)).sort()).toEqual(['amount_out', 'min_receive', 'nonce', 'token_out']);
+    expect(record).toMatchObject({ min_receive: null, amount_out: null, token_out: null });
     expect(record).toMatchObject({
       tx_hash: receipt.tx_hash,
       from: 'alice',
@@ -252,8 +254,8 @@ describe('e2e: the whole flow through the built service', () => {
     expect(stats.body.latest_block_number).toBe(page.body.blocks[0]?.number);
     expect(stats.body.total_transactions).toBe(submitted.length);
     expect(stats.body.native_price).toBe(1);
-    // The only transfer: alice → bob, 30.5 TAB at 1 USD.
-    expect(stats.body.trading_volume_24h).toBe(30.5);
+    // Trading volume counts swaps only (docs/api.md, "Market"); this flow makes transfers, no swap.
+    expect(stats.body.trading_volume_24h).toBe(0);
     expect(stats.body.active_users_24h).toBe(2);
     // issuer, alice, bob, carol, dave, erin and seven proof users.
     expect(stats.body.total_users).toBe(13);
