@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditChain, type AuditResult } from './support/chain-audit.js';
 import { ADMIN, startEnvironment, type E2eEnvironment } from './support/fixture.js';
-import { type ApiClient, type SubmitBody, mapLimit, rawMembers, serverErrors, waitUntilSealed } from './support/http.js';
+import { type ApiClient, type SubmitBody, decimalToUnits, mapLimit, rawMembers, serverErrors, waitUntilSealed } from './support/http.js';
 
 const ALICE = 'alice@example.com';
 const BOB = 'auth0|5f7c8ec7c33c6c004bbafe82';
@@ -17,6 +17,7 @@ const UNICODE = 'ünï-cödé-✓-用户';
 const WHALE = 'whale';
 const DUST = 'dust';
 const FULL = 'full-account';
+const POOL = '@pool';
 /** 2^63 − 1 base units of the native token: the largest storable balance. */
 const UNITS_MAX_TAB = '92233720368.54775807';
 const WHALE_AMOUNT = '90071992.54740993';
@@ -52,6 +53,8 @@ describe('e2e: chain audit by an independent replay', () => {
   const transfer = (from: string, to: string, amount: number | string, token = 'TAB', metadata: Record<string, unknown> = {}): SubmitBody =>
     ({ from, to, amount, token, type: 'transfer', metadata });
   const burn = (from: string, amount: number | string, token = 'TAB'): SubmitBody => ({ from, to: ADMIN, amount, token, type: 'burn' });
+  const swap = (from: string, to: string, amount: number | string, token: string, min_receive?: string): SubmitBody =>
+    ({ from, to, amount, token, type: 'swap', ...(min_receive === undefined ? {} : { min_receive }) });
 
   it('builds a history of mixed activity', { timeout: 45_000 }, async () => {
     await submitAll(env.admin, [
@@ -85,6 +88,21 @@ describe('e2e: chain audit by an independent replay', () => {
       transfer(UNICODE, CAROL, '2.5', 'TAB', { long: 'x'.repeat(3900) }),
     ], 'sequential');
 
+    // The market: a swap before there is liquidity, liquidity from the admin, then swaps both ways
+    // (one to someone else), and each way a swap can fail.
+    await submitAll(env.admin, [swap(ALICE, ALICE, 1, 'TAB')], 'sequential'); // pool_empty
+    await waitUntilSealed(env.admin, submitted);
+    await submitAll(env.admin, [mint(POOL, 1000), mint(POOL, 1500, 'USDG')], 'sequential');
+    await waitUntilSealed(env.admin, submitted);
+    await submitAll(env.admin, [
+      swap(ALICE, ALICE, '10.5', 'TAB', '15'),
+      swap(BOB, CAROL, '20.000001', 'USDG'),
+      swap(ALICE, ALICE, 1, 'TAB', '1000'), // slippage_exceeded
+      swap(DUST, DUST, 1, 'TAB'), // insufficient_funds
+      swap(ALICE, BOB, '0.00000001', 'TAB'), // amount_out_zero
+      swap(CAROL, ALICE, '0.333333', 'USDG', '0.00000001'),
+    ], 'sequential');
+
     // Concurrent traffic between everyone, in both tokens, some of it unaffordable.
     const people = [ALICE, BOB, CAROL, UNICODE, DUST];
     const burst: SubmitBody[] = [];
@@ -113,8 +131,11 @@ describe('e2e: chain audit by an independent replay', () => {
 
   it('covered what it meant to cover', () => {
     const errors = new Set(audit.transactions.map((tx) => tx.record.error));
-    expect(errors).toEqual(new Set([null, 'insufficient_funds', 'balance_overflow']));
-    expect(new Set(audit.transactions.map((tx) => tx.record.type))).toEqual(new Set(['mint', 'transfer', 'burn']));
+    expect(errors).toEqual(new Set([null, 'insufficient_funds', 'balance_overflow', 'pool_empty', 'slippage_exceeded', 'amount_out_zero']));
+    expect(new Set(audit.transactions.map((tx) => tx.record.type))).toEqual(new Set(['mint', 'transfer', 'burn', 'swap']));
+    expect(audit.transactions.filter((tx) => tx.record.type === 'swap' && tx.record.status === 'confirmed').length).toBe(3);
+    expect(audit.blocks.some((block) => block.native_price != null && block.native_price !== '1')).toBe(true);
+    expect(Number(audit.stats.trading_volume_24h)).toBeGreaterThan(0);
     expect(new Set(audit.transactions.map((tx) => tx.record.token))).toEqual(new Set(['TAB', 'USDG']));
     expect(audit.blocks.some((block) => block.transactions_count > 1)).toBe(true);
     expect(audit.blocks.some((block) => block.transactions_count === 12)).toBe(true); // BLOCK_TXS_MAX reached
@@ -130,6 +151,12 @@ describe('e2e: chain audit by an independent replay', () => {
     const response = await env.admin.balance(FULL);
     expect(response.status).toBe(200);
     expect(rawMembers(response.text).get('native')).toBe(UNITS_MAX_TAB);
-    expect(rawMembers(response.text).get('total_usd')).toBe('92233720368.547758');
+    // total_usd at the pool's live price, to the micro-dollar, rounded half away from zero.
+    const stats = await env.admin.stats();
+    const price_units = decimalToUnits(rawMembers(stats.text).get('native_price') ?? 'NaN', 12);
+    const scaled = (2n ** 63n - 1n) * price_units;
+    const divisor = 10n ** 14n;
+    const micros = scaled / divisor + (scaled % divisor >= divisor / 2n ? 1n : 0n);
+    expect(decimalToUnits(rawMembers(response.text).get('total_usd') ?? 'NaN', 6)).toBe(micros);
   });
 });

@@ -131,6 +131,8 @@ export type SubmitBody = {
   token: string;
   type: string;
   metadata?: Record<string, unknown>;
+  /** Swaps only. */
+  min_receive?: number | string;
 };
 
 export type Receipt = { tx_hash: string; status: string; timestamp: number };
@@ -141,8 +143,12 @@ export type TransactionRecord = {
   to: string;
   amount: number;
   token: string;
-  type: 'transfer' | 'mint' | 'burn';
+  type: 'transfer' | 'mint' | 'burn' | 'swap';
   metadata: Record<string, unknown>;
+  /** Swaps: the minimum (exact text via rawMembers), what `to` received, the token received; null otherwise. */
+  min_receive: number | null;
+  amount_out: number | null;
+  token_out: string | null;
   status: 'pending' | 'confirmed' | 'failed';
   timestamp: number;
   block_number: number | null;
