@@ -275,7 +275,7 @@ export const QuoteSchema = Type.Object({
   price: Price,
   price_after: Type.Number({ description: 'the price the reserves would give after this swap alone' }),
   fee: Type.Number({ description: 'the part of `amount` the pool keeps as its fee, in the token paid in' }),
-}, { examples: [{ amount_out: 9.87158034, token_out: 'USDG', price: 1, price_after: 0.980295078818, fee: 0.03 }] });
+}, { examples: [{ amount_out: 9.87158, token_out: 'USDG', price: 1, price_after: 0.980325168316, fee: 0.03 }] });
 
 export const PriceHistoryQuerySchema = Type.Object({
   interval: Type.Optional(Type.String({ description: '1m, 1h or 1d; default 1h', examples: ['1h'] })),

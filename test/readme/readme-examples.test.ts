@@ -12,12 +12,16 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-function readmeExamples(): string {
+function readmeBlock(marker: string): string {
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const block = readme.split('<!-- readme-examples:start -->')[1]?.split('<!-- readme-examples:end -->')[0] ?? '';
+  const block = readme.split(`<!-- ${marker}:start -->`)[1]?.split(`<!-- ${marker}:end -->`)[0] ?? '';
   const script = /```bash\n([\s\S]*?)```/.exec(block)?.[1];
-  if (script === undefined) throw new Error('README has no examples block');
+  if (script === undefined) throw new Error(`README has no ${marker} block`);
   return script;
+}
+
+function readmeExamples(): string {
+  return readmeBlock('readme-examples');
 }
 
 async function freePort(): Promise<number> {
@@ -72,7 +76,7 @@ describe('README examples', () => {
     expect(balance).toEqual({ user_id: 'alice', native: 87.5, usdg: 0, total_usd: 87.5 });
     expect(history).toEqual({ user_id: 'alice', transactions: [transaction, expect.objectContaining({ tx_hash: mint?.tx_hash, type: 'mint', status: 'confirmed' })], next_cursor: null });
     // The mint and the transfer share block 1 unless a seal (every second) falls between the two curls.
-    expect(stats).toMatchObject({ total_transactions: 2, latest_block_number: transaction?.block_number, trading_volume_24h: 12.5 });
+    expect(stats).toMatchObject({ total_transactions: 2, latest_block_number: transaction?.block_number, trading_volume_24h: 0 });
     expect([1, 2]).toContain(stats?.latest_block_number);
     expect(page).toMatchObject({ total: Number(stats?.latest_block_number) + 1, limit: 5, offset: 0 });
     expect(block).toMatchObject({ number: 1, transactions: expect.arrayContaining([mint?.tx_hash]) });
@@ -81,5 +85,23 @@ describe('README examples', () => {
     expect(ready).toEqual({ status: 'ready' });
     expect(webhook).toMatchObject({ url: 'https://hooks.example.com/tabula', types: ['transaction.confirmed'], accounts: ['carol'], status: 'active' });
     expect(webhook?.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+  });
+
+  it('trade on the market as printed, after the walkthrough', () => {
+    const script = `${readmeExamples()}\n${readmeBlock('readme-market')}`.replace(/^URL=.*$/m, `URL=${url}`);
+    const run = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const answers = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(answers).toHaveLength(12 + 6);
+    const [liquidity_tab, liquidity_usdg, quote, swap, history, stats] = answers.slice(12);
+    expect(liquidity_tab).toMatchObject({ status: 'pending' });
+    expect(liquidity_usdg).toMatchObject({ status: 'pending' });
+    // 1000 TAB : 1000 USDG, fee 30 bps: floor(1000e6 × 10e8 × 9970 ÷ (1000e8 × 10000 + 10e8 × 9970)) micro-USDG.
+    expect(quote).toEqual({ amount_out: 9.87158, token_out: 'USDG', price: 1, price_after: 0.980325168316, fee: 0.03 });
+    expect(swap).toMatchObject({ status: 'pending' });
+    const candles = history?.candles as Array<Record<string, unknown>>;
+    expect(history).toMatchObject({ interval: '1m' });
+    expect(candles.at(-1)).toMatchObject({ volume_usd: 9.87158 });
+    expect(stats).toMatchObject({ native_price: 0.980325168316, trading_volume_24h: 9.87158 });
   });
 });
