@@ -34,7 +34,7 @@ describe('instances starting together on an empty database', () => {
       // Every migration ran exactly once, whichever instance ran it.
       expect((await sql.query('SELECT version FROM schema_migrations ORDER BY version')).rows).toEqual(MIGRATIONS.map(({ version }) => ({ version })));
       expect((await sql.query('SELECT number::int AS number FROM blocks')).rows).toEqual([{ number: 0 }]);
-      expect((await sql.query('SELECT name, value FROM settings')).rows).toEqual([{ name: 'native_symbol', value: 'TAB' }]);
+      expect((await sql.query('SELECT name, value FROM settings ORDER BY name')).rows).toEqual([{ name: 'native_symbol', value: 'TAB' }, { name: 'pool_fee_bps', value: '30' }]);
     } finally {
       await sql.end();
     }

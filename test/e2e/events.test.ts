@@ -40,6 +40,12 @@ describe('the event log across a SIGKILL (SQLite)', () => {
     const choppy = new EventConsumer({ urls: () => [service.url], token: reader, after: 0, cut_after_events_max: 300, retry_delay_ms: 200 });
     steady.start();
     choppy.start();
+    // Both hold a stream before the traffic (and the crash) begins, so the crash cuts a live connection
+    // whatever the machine's load.
+    for (const deadline = Date.now() + 20_000; steady.connections < 1 || choppy.connections < 1;) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
     const acknowledged = new Set<string>();
     let unknown = 0;
     let sent = 0;

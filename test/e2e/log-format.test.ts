@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, ServiceProcess } from '../support/service-process.js';
+import { ROOT, ServiceProcess, TEST_CHECKPOINT_KEY } from '../support/service-process.js';
 
 const LISTENING = 'tabula is listening';
 const TERMINAL_RUN_TIMEOUT_MS = 30_000;
@@ -80,7 +80,7 @@ describe('e2e: log format', () => {
   });
 
   it('writes JSON lines on a terminal when LOG_FORMAT=json, and outside development', async () => {
-    const settings: Array<Record<string, string>> = [{ LOG_FORMAT: 'json' }, { NODE_ENV: 'production', JWT_SECRET: 'e2e-secret-that-is-at-least-32-bytes!!' }];
+    const settings: Array<Record<string, string>> = [{ LOG_FORMAT: 'json' }, { NODE_ENV: 'production', JWT_SECRET: 'e2e-secret-that-is-at-least-32-bytes!!', CHECKPOINT_SIGNING_KEY: TEST_CHECKPOINT_KEY }];
     for (const env of settings) {
       const output = await runOnTerminal(env);
       const listening = jsonLines(output).find((line) => line.msg === LISTENING);
