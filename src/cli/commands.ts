@@ -1,4 +1,4 @@
-/** The CLI's API commands: submit, tx, balance, history, blocks, block, stats (each one SDK call or two). */
+/** The CLI's API commands: submit, tx, balance, history, blocks, block, stats (each one SDK call or two); swap and price are in market-commands.ts. */
 import type { AccountTransactionsPage, Balance, Block, BlockPage, JsonValue, Stats, TabulaClient, Transaction, TransactionType } from '@tabula/client';
 import { UsageError } from './cli-config.js';
 import { apiRecord, lines, print, when, type Output } from './output.js';
@@ -53,11 +53,23 @@ export function transactionLines(tx: Transaction): string {
     ['from', tx.from],
     ['to', tx.to],
     ['amount', `${tx.amount_text} ${tx.token}`],
+    ...(tx.type === 'swap' ? swapRows(tx) : []),
     ['metadata', JSON.stringify(tx.metadata)],
     ['timestamp', when(tx.timestamp)],
     ['block', block],
     ['nonce', tx.nonce],
   ]);
+}
+
+/** A swap's own fields: its minimum and what it received. */
+function swapRows(tx: Transaction): [string, string][] {
+  const token_out = tx.token_out ?? '';
+  const min_receive = tx.min_receive_text ?? (tx.min_receive == null ? null : String(tx.min_receive));
+  const amount_out = tx.amount_out_text ?? (tx.amount_out == null ? null : String(tx.amount_out));
+  return [
+    ['min_receive', min_receive === null ? 'none' : `${min_receive} ${token_out}`],
+    ['amount_out', amount_out === null ? 'none' : `${amount_out} ${token_out}`],
+  ];
 }
 
 export async function submitCommand(context: Context): Promise<Transaction | null> {

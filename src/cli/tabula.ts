@@ -13,6 +13,7 @@ import type { Output } from './output.js';
 import { verifyCommand } from './verify-command.js';
 import { checkpointCommand, verifySinceCommand, witnessCommand, type ClientMaker } from './checkpoint-commands.js';
 import { watchCommand } from './watch-command.js';
+import { priceCommand, SLIPPAGE_DEFAULT, swapCommand } from './market-commands.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -39,6 +40,11 @@ const COMMAND_OPTIONS: Record<string, Options> = {
   blocks: { limit: { type: 'string' }, offset: { type: 'string' } },
   block: {},
   stats: {},
+  swap: {
+    from: { type: 'string' }, to: { type: 'string' }, slippage: { type: 'string' }, 'min-receive': { type: 'string' },
+    'idempotency-key': { type: 'string' }, wait: { type: 'boolean', default: false },
+  },
+  price: { history: { type: 'string' }, limit: { type: 'string' } },
   verify: { from: { type: 'string' }, to: { type: 'string' }, progress: { type: 'boolean', default: false }, since: { type: 'string' }, balance: { type: 'string' }, 'public-key': { type: 'string' } },
   checkpoint: { out: { type: 'string' }, 'public-key': { type: 'string' } },
   witness: { peers: { type: 'string', multiple: true }, 'public-key': { type: 'string' } },
@@ -59,6 +65,13 @@ export const HELP = `tabula: the command line of the Tabula ledger
   tabula blocks [--limit <1..100>] [--offset <n>]
   tabula block <number|latest>
   tabula stats
+  tabula swap <amount> <token> [--from <id>] [--to <id>] [--slippage <percent>|--min-receive <decimal>]
+              [--idempotency-key <key>] [--wait]
+                                                 swap on the market: quote, then submit with min_receive =
+                                                 quote × (1 − slippage) (default ${SLIPPAGE_DEFAULT}); --from defaults to
+                                                 the token's subject, --to to --from
+  tabula price [--history <1m|1h|1d>] [--limit <1..1000>]
+                                                 the current price, or the price candles, oldest first
   tabula verify [--from <n>] [--to <n>] [--progress]
                                                  walk the chain, recompute every root, hash and link
   tabula verify <tx_hash>                        recompute a transaction's hash and check its inclusion proof
@@ -161,6 +174,8 @@ async function clientCommand(command: string, args: string[], io: Io): Promise<n
     case 'blocks': await blocksCommand(context); return 0;
     case 'block': await blockCommand(context); return 0;
     case 'stats': await statsCommand(context); return 0;
+    case 'swap': await swapCommand(context, settings.token); return 0;
+    case 'price': await priceCommand(context); return 0;
     case 'watch': return watchCommand(context, stopSignal());
     default: return typeof values.since === 'string' ? verifySinceCommand(context, make, values.since) : verifyCommand(context);
   }

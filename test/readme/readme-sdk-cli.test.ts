@@ -2,12 +2,15 @@
  * The README's SDK and CLI walkthroughs, run as printed against the real process in development mode
  * (no JWT_SECRET: the service creates its secret, `tabula token` finds it): the SDK installed into a
  * fresh project from this repository's folder, the CLI with npx. Each walkthrough must stay under ten
- * lines. Like the curl examples, it runs once per store (vitest projects sqlite and postgres).
+ * lines. Like the curl examples, it runs once per store (vitest projects sqlite and postgres). The
+ * market's SDK and CLI examples ("Trading on the market") run last, on a pool given liquidity as the
+ * curl walkthrough before them does, as alice.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { amountUnits } from '@tabula/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
@@ -47,6 +50,36 @@ describe('README SDK and CLI walkthroughs', () => {
   let server: ServiceProcess;
   let env: NodeJS.ProcessEnv;
   let project: string;
+  let sdk_installed: Promise<Run> | null = null;
+  let market_ready: Promise<void> | null = null;
+
+  /** `npm install` of the README's SDK block into the fresh project, once. */
+  function installSdk(): Promise<Run> {
+    sdk_installed ??= (async () => {
+      const install = fenced(between(README, 'readme-sdk'), 'bash').replace('/path/to/tabula', ROOT);
+      fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', version: '1.0.0', private: true }));
+      return run('bash', ['-euo', 'pipefail', '-c', install], project, env);
+    })();
+    return sdk_installed;
+  }
+
+  async function cliToken(user: string, ...flags: string[]): Promise<string> {
+    const token = await run(process.execPath, ['dist/cli/tabula.js', 'token', user, ...flags], ROOT, env);
+    expect(token.status, token.stderr).toBe(0);
+    return token.stdout.trim();
+  }
+
+  /** The README market walkthrough's liquidity (1000 TAB and 1000 USDG in the pool) and alice's 100 TAB, once. */
+  function provideLiquidity(): Promise<void> {
+    market_ready ??= (async () => {
+      const admin_env = { ...env, TABULA_URL: server.url, TABULA_TOKEN: await cliToken('treasury', '--admin') };
+      for (const [to, amount, token] of [['@pool', '1000', 'TAB'], ['@pool', '1000', 'USDG'], ['alice', '100', 'TAB']] as const) {
+        const minted = await run(process.execPath, ['dist/cli/tabula.js', 'submit', '--from', 'treasury', '--to', to, '--amount', amount, '--token', token, '--type', 'mint', '--wait'], ROOT, admin_env);
+        expect(minted.stdout, minted.stderr).toMatch(/^status +confirmed$/m);
+      }
+    })();
+    return market_ready;
+  }
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -78,12 +111,9 @@ describe('README SDK and CLI walkthroughs', () => {
   }, 120_000); // six npx runs: slow on a loaded machine
 
   it('the SDK walkthrough works as printed in a new project that installs the SDK from this repository', async () => {
-    const block = between(README, 'readme-sdk');
-    const install = fenced(block, 'bash').replace('/path/to/tabula', ROOT);
-    const code = fenced(block, 'js');
+    const code = fenced(between(README, 'readme-sdk'), 'js');
     expect(codeLines(code)).toBeLessThan(10);
-    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', version: '1.0.0', private: true }));
-    const installed = await run('bash', ['-euo', 'pipefail', '-c', install], project, env);
+    const installed = await installSdk();
     expect(installed.status, installed.stderr).toBe(0);
     fs.writeFileSync(path.join(project, 'quickstart.mjs'), code);
     const token = await run(process.execPath, ['dist/cli/tabula.js', 'token', 'treasury', '--admin'], ROOT, env);
@@ -92,4 +122,37 @@ describe('README SDK and CLI walkthroughs', () => {
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^confirmed in block \d+; inclusion proof verified\n$/);
   });
+
+  it("the market's SDK example works as printed: quote, swap with slippage, price history", async () => {
+    const code = fenced(between(README, 'readme-market-sdk'), 'js');
+    expect(codeLines(code)).toBeLessThan(10);
+    const installed = await installSdk();
+    expect(installed.status, installed.stderr).toBe(0);
+    await provideLiquidity();
+    fs.writeFileSync(path.join(project, 'market.mjs'), code);
+    const result = await run(process.execPath, ['market.mjs'], project, { ...env, TABULA_URL: server.url, TABULA_TOKEN: await cliToken('alice') });
+    expect(result.status, result.stderr).toBe(0);
+    const printed = /^quoted ([0-9.]+) USDG, min ([0-9.]+): confirmed, got ([0-9.]+); close ([0-9.]+)\n$/.exec(result.stdout);
+    expect(printed, result.stdout).not.toBeNull();
+    const [quoted, minimum, got] = (printed as RegExpExecArray).slice(1, 4).map((text) => amountUnits(text as string, 'USDG'));
+    expect(minimum).toBe(((quoted as bigint) * 995n) / 1000n); // floor(quote × 99.5 %), in USDG base units
+    expect(got).toBe(quoted); // nothing else traded in between
+  }, 120_000);
+
+  it("the market's CLI example works as printed: price, swap --slippage 0.5% --wait, price --history", async () => {
+    const script = fenced(between(README, 'readme-market-cli'), 'bash');
+    expect(codeLines(script)).toBeLessThan(10);
+    const pointed = script.replace('http://localhost:8080', server.url);
+    expect(pointed).not.toBe(script);
+    await provideLiquidity();
+    const result = await run('bash', ['-euo', 'pipefail', '-c', pointed], ROOT, env);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^price +[0-9.]+ USD per native token$/m);
+    expect(result.stdout).toMatch(/^quote +[0-9.]+ USDG$/m);
+    expect(result.stdout).toMatch(/^min_receive +[0-9.]+ USDG \(slippage 0\.5%\)$/m);
+    expect(result.stdout).toMatch(/^status +confirmed$/m);
+    expect(result.stdout).toMatch(/^from +alice$/m);
+    expect(result.stdout).toMatch(/^start +open +high +low +close +volume_usd$/m);
+    expect(result.stdout).toMatch(/^\d+ 1h candles?, oldest first$/m);
+  }, 120_000);
 });

@@ -12,7 +12,7 @@
 
 from .amounts import AmountInput, amount_units, token_decimals
 from .canonical_json import canonical_json
-from .client import BATCH_TRANSACTIONS_MAX, PAGE_LIMIT_MAX, TabulaClient
+from .client import BATCH_TRANSACTIONS_MAX, CANDLE_LIMIT_MAX, PAGE_LIMIT_MAX, TabulaClient, min_receive_for, slippage_fraction
 from .errors import (
     ApiError, BadRequestError, ConflictError, ForbiddenError, GoneError, IdempotencyConflictError, NetworkError, NotFoundError,
     PayloadTooLargeError, RateLimitedError, RequestTimeoutError, ResponseFormatError, ServerError, ServiceUnavailableError,
@@ -20,8 +20,9 @@ from .errors import (
 )
 from .hashing import block_canonical_text, block_hash, transaction_canonical_text, transaction_hash, transactions_root
 from .types import (
-    AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockPage,
-    ChainVerification, HealthStatus, InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, Transaction,
+    AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockPage, Candle,
+    ChainVerification, HealthStatus, InclusionProof, PriceHistory, Quote, Stats, SubmitReceipt, SubmitTransactionRequest, SwapReceipt,
+    Transaction,
 )
 from .verification import verify_block, verify_chain_link, verify_inclusion_against, verify_transaction
 
@@ -29,11 +30,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AccountTransactionsPage", "AmountInput", "ApiError", "BATCH_TRANSACTIONS_MAX", "BadRequestError", "Balance", "BatchItemResult",
-    "BatchReceipt", "BatchTransactionRequest", "Block", "BlockHeader", "BlockPage", "ChainVerification", "ConflictError",
+    "BatchReceipt", "BatchTransactionRequest", "Block", "BlockHeader", "BlockPage", "CANDLE_LIMIT_MAX", "Candle", "ChainVerification", "ConflictError",
     "ForbiddenError", "GoneError", "HealthStatus", "IdempotencyConflictError", "InclusionProof", "NetworkError", "NotFoundError",
-    "PAGE_LIMIT_MAX", "PayloadTooLargeError", "RateLimitedError", "RequestTimeoutError", "ResponseFormatError", "ServerError",
-    "ServiceUnavailableError", "Stats", "SubmitReceipt", "SubmitTransactionRequest", "TabulaClient", "TabulaError",
+    "PAGE_LIMIT_MAX", "PayloadTooLargeError", "PriceHistory", "Quote", "RateLimitedError", "RequestTimeoutError", "ResponseFormatError", "ServerError",
+    "ServiceUnavailableError", "Stats", "SubmitReceipt", "SubmitTransactionRequest", "SwapReceipt", "TabulaClient", "TabulaError",
     "Transaction", "UnauthorizedError", "UnsupportedMediaTypeError", "VerificationError", "WaitTimeoutError", "amount_units",
-    "block_canonical_text", "block_hash", "canonical_json", "token_decimals", "transaction_canonical_text", "transaction_hash",
+    "block_canonical_text", "block_hash", "canonical_json", "min_receive_for", "slippage_fraction", "token_decimals", "transaction_canonical_text", "transaction_hash",
     "transactions_root", "verify_block", "verify_chain_link", "verify_inclusion_against", "verify_transaction",
 ]

@@ -4,6 +4,7 @@ the service returns. The same surface as the TypeScript SDK (packages/client), i
 
 from __future__ import annotations
 
+import re
 import time
 import urllib.parse
 import uuid
@@ -13,13 +14,13 @@ from decimal import Decimal
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, cast
 
 from . import exact_json
-from .amounts import amount_argument, exact_amount
+from .amounts import amount_argument, amount_units, exact_amount, token_decimals
 from .errors import ResponseFormatError, VerificationError, WaitTimeoutError, problem_from
 from .hashing import is_hash
 from .transport import ATTEMPTS_MAX, Answer, RetryPolicy, Transport
 from .types import (
     AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, Block, BlockHeader, BlockPage, ChainVerification,
-    HealthStatus, InclusionProof, Jwt, Stats, SubmitReceipt, Transaction,
+    Candle, HealthStatus, InclusionProof, Jwt, PriceHistory, Quote, Stats, SubmitReceipt, SwapReceipt, Transaction,
 )
 from .verification import header_of, verify_block, verify_chain_link, verify_inclusion_against, verify_transaction
 
@@ -39,6 +40,15 @@ _CONCURRENCY_MAX = 16
 _TRANSACTION_AMOUNTS = ("amount",)
 _BALANCE_AMOUNTS = ("native", "usdg", "total_usd")
 _STATS_AMOUNTS = ("native_price", "trading_volume_24h")
+#: A swap record's amounts that are null on other types (and absent from older servers).
+_TRANSACTION_OPTIONAL_AMOUNTS = ("min_receive", "amount_out")
+_QUOTE_AMOUNTS = ("amount_out", "price", "price_after", "fee")
+_CANDLE_AMOUNTS = ("open", "high", "low", "close", "volume_usd")
+_CANDLE_INTERVALS = ("1m", "1h", "1d")
+#: The most candles ``price_history`` asks for in one request (the service's limit).
+CANDLE_LIMIT_MAX = 1000
+#: Fractional digits a slippage tolerance may have, as a fraction.
+_SLIPPAGE_DIGITS_MAX = 18
 
 
 class TabulaClient:
@@ -223,6 +233,68 @@ class TabulaClient:
             raise VerificationError("record_mismatch", f"asked for block {number}, got block {block.get('number')}", block_number=number)
         return cast(Block, block)
 
+    # --- market -------------------------------------------------------------------------------
+
+    def quote(self, token: str, amount: Any) -> Quote:
+        """``GET /api/price/quote``: what swapping ``amount`` of ``token`` would receive now (not binding).
+
+        ``{amount_out, token_out, price, price_after, fee}``, every number a ``Decimal``. A
+        ``ConflictError`` (409 ``market_unavailable``) while a reserve of the pool is empty.
+        """
+        if not isinstance(token, str) or token == "":
+            raise ValueError(f"token must be a symbol such as TAB or USDG, got {token!r}")
+        query = urllib.parse.urlencode({"token": token, "amount": amount_argument(amount)})
+        answer = self._get(f"/api/price/quote?{query}")
+        quote = _object(answer)
+        if not isinstance(quote.get("token_out"), str):
+            raise ResponseFormatError(f"the service answered {answer.status} with a body that is not a quote")
+        return cast(Quote, _with_amounts(quote, _QUOTE_AMOUNTS))
+
+    def price_history(self, interval: str = "1h", limit: Optional[int] = None) -> PriceHistory:
+        """``GET /api/price/history``: the newest ``limit`` (1..1000, default 100) candles of ``interval``
+        (``1m``, ``1h`` or ``1d``), oldest first, prices and volumes as ``Decimal``."""
+        if interval not in _CANDLE_INTERVALS:
+            raise ValueError(f"interval must be one of {', '.join(_CANDLE_INTERVALS)}, got {interval!r}")
+        if limit is not None and (type(limit) is not int or not 1 <= limit <= CANDLE_LIMIT_MAX):
+            raise ValueError(f"limit must be an integer from 1 to {CANDLE_LIMIT_MAX}, got {limit!r}")
+        body = _object(self._get(f"/api/price/history{_query(interval=interval, limit=limit)}"))
+        candles = body.get("candles")
+        if body.get("interval") != interval or not isinstance(candles, list):
+            raise ResponseFormatError(f"asked for {interval} candles, got an answer that is not them")
+        typed = []
+        for candle in candles:
+            if not isinstance(candle, dict) or type(candle.get("start")) is not int:
+                raise ResponseFormatError("a candle of the price history has no start")
+            typed.append(cast(Candle, _with_amounts(candle, _CANDLE_AMOUNTS)))
+        return {"interval": cast(Any, interval), "candles": typed}
+
+    def swap(self, from_: str, to: Optional[str], amount: Any, token: str, slippage: Any = None, min_receive: Any = None, *,
+             metadata: Optional[Mapping[str, Any]] = None, idempotency_key: Optional[str] = None) -> SwapReceipt:
+        """Submits a swap: ``from_`` pays ``amount`` of ``token``, ``to`` (None: ``from_``) receives the other token.
+
+        With ``slippage`` (a ``Decimal``/``str`` fraction such as ``Decimal("0.005")``, or a percentage
+        string ``"0.5%"``; from 0 to below 100 %) it first takes a ``quote`` and sends
+        ``min_receive = floor(amount_out * (1 - slippage))``, computed in integer base units of the
+        token received; or pass ``min_receive`` yourself (not both). If the price moves further before
+        the swap is sealed, it fails with ``slippage_exceeded``. Retried like ``submit_transaction``.
+        Returns the receipt with the ``quote`` taken (or None) and the ``min_receive`` sent (or None).
+        """
+        if slippage is not None and min_receive is not None:
+            raise ValueError("pass slippage or min_receive, not both")
+        quote: Optional[Quote] = None
+        bound: Optional[Decimal] = None if min_receive is None else Decimal(amount_argument(min_receive, "min_receive"))
+        if slippage is not None:
+            fraction = slippage_fraction(slippage)
+            quote = self.quote(token, amount)
+            bound = min_receive_for(quote["amount_out"], quote["token_out"], fraction)
+        request: dict[str, Any] = {"from": from_, "to": from_ if to is None else to, "amount": amount, "token": token, "type": "swap"}
+        if bound is not None:
+            request["min_receive"] = amount_argument(bound, "min_receive")
+        if metadata is not None:
+            request["metadata"] = dict(metadata)
+        receipt = self.submit_transaction(request, idempotency_key=idempotency_key)
+        return {**receipt, "quote": quote, "min_receive": bound}
+
     def wait_for_transaction(self, tx_hash: str, *, timeout_s: float = _WAIT_TIMEOUT_S_DEFAULT,
                              interval_s: float = _WAIT_INTERVAL_S_DEFAULT) -> Transaction:
         """Polls until the transaction is ``confirmed`` or ``failed`` and returns it; ``WaitTimeoutError`` after ``timeout_s``."""
@@ -369,7 +441,65 @@ def _with_amounts(record: Any, fields: Sequence[str]) -> dict[str, Any]:
 
 
 def _transaction(record: Any) -> Transaction:
-    return cast(Transaction, _with_amounts(record, _TRANSACTION_AMOUNTS))
+    transaction = _with_amounts(record, _TRANSACTION_AMOUNTS)
+    for field in _TRANSACTION_OPTIONAL_AMOUNTS:
+        if transaction.get(field) is not None:
+            _with_amounts(transaction, (field,))
+    return cast(Transaction, transaction)
+
+
+def slippage_fraction(slippage: Any) -> tuple[int, int]:
+    """A slippage tolerance as the exact fraction ``(numerator, denominator)``, 0 <= it < 1.
+
+    A ``Decimal``, an ``int`` or a string is a fraction (``Decimal("0.005")``, ``"0.005"``); a string
+    ending in ``%`` is a percentage (``"0.5%"``); a float is read from its shortest text
+    (``0.005`` is exactly 5/1000). ValueError for anything outside [0, 100 %) or not a decimal.
+    """
+    percent = False
+    if isinstance(slippage, bool):
+        raise TypeError("slippage must be a Decimal, a str ('0.5%' or '0.005'), an int or a float, not a bool")
+    if isinstance(slippage, str):
+        text = slippage.strip()
+        if text.endswith("%"):
+            percent, text = True, text[:-1].strip()
+        try:
+            value = Decimal(text) if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?|-[0-9.]+", text) else None
+        except ArithmeticError:
+            value = None
+    elif isinstance(slippage, (Decimal, int)):
+        value = Decimal(slippage)
+    elif isinstance(slippage, float):
+        value = Decimal(repr(slippage)) if slippage == slippage and abs(slippage) != float("inf") else None
+    else:
+        raise TypeError(f"slippage must be a Decimal, a str ('0.5%' or '0.005'), an int or a float, got {type(slippage).__name__}")
+    if value is None or not value.is_finite():
+        raise ValueError(f"slippage must be a decimal fraction (0.005) or a percentage ('0.5%'), got {slippage!r}")
+    if value < 0:
+        raise ValueError(f"slippage must not be negative, got {slippage!r}")
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    scale = max(0, -exponent) + (2 if percent else 0)
+    if scale > _SLIPPAGE_DIGITS_MAX:
+        raise ValueError(f"slippage has more than {_SLIPPAGE_DIGITS_MAX} decimal places as a fraction: {slippage!r}")
+    coefficient = int("".join(str(digit) for digit in digits) or "0") * 10 ** max(0, exponent)
+    numerator, denominator = coefficient, 10**scale
+    if numerator >= denominator:
+        raise ValueError(f"slippage must be below 100 %, got {slippage!r}")
+    return numerator, denominator
+
+
+def min_receive_for(amount_out: Decimal, token_out: str, slippage: Any) -> Decimal:
+    """``floor(amount_out * (1 - slippage))`` in base units of ``token_out``, as an exact ``Decimal``.
+
+    ``slippage`` is anything ``slippage_fraction`` reads, or its ``(numerator, denominator)``. ValueError
+    when the minimum rounds to nothing (a swap needs a positive ``min_receive``, or none).
+    """
+    numerator, denominator = slippage if isinstance(slippage, tuple) else slippage_fraction(slippage)
+    decimals = token_decimals(token_out)
+    units = amount_units(amount_out, token_out) * (denominator - numerator) // denominator
+    if units <= 0:
+        raise ValueError(f"a slippage of {slippage!r} on {amount_out} {token_out} leaves no minimum to receive: lower it or swap more")
+    return Decimal(units).scaleb(-decimals).normalize() if units % 10**decimals else Decimal(units // 10**decimals)
 
 
 def _checked_hash(tx_hash: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Callable, Literal, Optional, TypedDict, Union
 
-TransactionType = Literal["transfer", "mint", "burn"]
+TransactionType = Literal["transfer", "mint", "burn", "swap"]
 TransactionStatus = Literal["pending", "confirmed", "failed"]
 
 #: A JSON value as this client reads it (numbers with a fraction or exponent are ``Decimal``).
@@ -32,6 +32,8 @@ _SubmitTransactionRequired = TypedDict("_SubmitTransactionRequired", {
 
 class SubmitTransactionRequest(_SubmitTransactionRequired, total=False):
     metadata: dict[str, JsonValue]
+    #: Swaps only: the least amount of the token received to accept (Decimal, int or decimal string).
+    min_receive: Union[Decimal, int, str]
 
 
 class BatchTransactionRequest(SubmitTransactionRequest, total=False):
@@ -68,7 +70,7 @@ class BatchReceipt(TypedDict):
     results: list[BatchItemResult]
 
 
-Transaction = TypedDict("Transaction", {
+_TransactionRequired = TypedDict("_TransactionRequired", {
     "tx_hash": str,
     "from": str,
     "to": str,
@@ -81,10 +83,21 @@ Transaction = TypedDict("Transaction", {
     "block_number": Optional[int],
     "block_hash": Optional[str],
     "position": Optional[int],
-    #: Why a failed transaction failed: ``insufficient_funds``, ``balance_overflow``.
+    #: Why a failed transaction failed: ``insufficient_funds``, ``balance_overflow``, ``slippage_exceeded``, ``pool_empty``, ``amount_out_zero``.
     "error": Optional[str],
     "nonce": str,
 })
+
+
+class Transaction(_TransactionRequired, total=False):
+    """A record; the market's fields are absent from older servers."""
+
+    #: Swaps: the least amount of ``token_out`` accepted (None: any, and for other types).
+    min_receive: Optional[Decimal]
+    #: Confirmed swaps: what ``to`` received, in ``token_out``; None otherwise.
+    amount_out: Optional[Decimal]
+    #: Swaps: the token received; None for other types.
+    token_out: Optional[str]
 
 
 class AccountTransactionsPage(TypedDict):
@@ -139,6 +152,43 @@ class Stats(TypedDict):
     trading_volume_24h: Decimal
     active_users_24h: int
     latest_block_number: int
+
+
+class Quote(TypedDict):
+    """``GET /api/price/quote``: what a swap would receive now (not binding), every number exact."""
+
+    amount_out: Decimal
+    token_out: str
+    #: USD per native token now, and after this swap alone.
+    price: Decimal
+    price_after: Decimal
+    #: The part of the amount paid in that the pool keeps, in the token paid in.
+    fee: Decimal
+
+
+class Candle(TypedDict):
+    """A price candle: USD per native token over the bucket starting at ``start`` (Unix seconds)."""
+
+    start: int
+    open: Decimal
+    high: Decimal
+    low: Decimal
+    close: Decimal
+    #: USD value of the swaps sealed in the bucket (their USDG side).
+    volume_usd: Decimal
+
+
+class PriceHistory(TypedDict):
+    interval: Literal["1m", "1h", "1d"]
+    #: Oldest first; buckets without a sealed block are absent.
+    candles: list[Candle]
+
+
+class SwapReceipt(SubmitReceipt):
+    """What ``swap`` returns: the receipt, the quote taken for ``slippage`` (None without), and the ``min_receive`` sent (None: none)."""
+
+    quote: Optional[Quote]
+    min_receive: Optional[Decimal]
 
 
 class HealthStatus(TypedDict):

@@ -7,12 +7,14 @@ import { ResponseFormatError, VerificationError, WaitTimeoutError, type SignedCh
 import { LightClient, type TrustAnchor, type TrustOptions } from './light-client.js';
 import { streamEvents } from './event-stream.js';
 import { EventVerifier } from './event-verification.js';
-import { parseWithExactNumbers, topLevelArrayItemTexts } from './exact-json.js';
+import { parseWithExactNumbers, plainDecimal, topLevelArrayItemTexts } from './exact-json.js';
 import { ATTEMPTS_MAX, problemFrom, sleep, Transport, type Answer, type RequestSpec, type RetryOptions, type TokenProvider } from './transport.js';
 import type {
   AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockHistoryProof, BlockPage, ChainVerification,
-  CheckpointKey, ConsistencyProof, EventsOptions, HealthStatus, InclusionProof, Stats, SubmitReceipt, SubmitTransactionRequest, TabulaEvent, Transaction, VerifiedBalance,
+  Candle, CandleInterval, CheckpointKey, ConsistencyProof, EventsOptions, HealthStatus, InclusionProof, PriceHistory, Quote, Stats, SubmitReceipt, SubmitTransactionRequest,
+  SwapReceipt, SwapRequest, TabulaEvent, Transaction, VerifiedBalance,
 } from './types.js';
+import { minReceiveFor } from './slippage.js';
 import { noteBalanceRoot, verifyBalanceProof, type BalanceProof } from './balance-verification.js';
 import { verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';
 
@@ -59,6 +61,11 @@ const CONCURRENCY_MAX = 16;
 const TRANSACTION_AMOUNTS = ['amount', 'min_receive', 'amount_out'];
 const BALANCE_AMOUNTS = ['native', 'usdg', 'total_usd'];
 const STATS_AMOUNTS = ['native_price', 'trading_volume_24h'];
+const QUOTE_AMOUNTS = ['amount_out', 'price', 'price_after', 'fee'];
+const CANDLE_AMOUNTS = ['open', 'high', 'low', 'close', 'volume_usd'];
+const CANDLE_INTERVALS: readonly CandleInterval[] = ['1m', '1h', '1d'];
+/** The most candles `priceHistory` asks for in one request (the service's limit). */
+export const CANDLE_LIMIT_MAX = 1000;
 
 export class TabulaClient {
   private readonly transport: Transport;
@@ -291,6 +298,87 @@ export class TabulaClient {
     return exact(await this.get('/api/stats', options), STATS_AMOUNTS) as Stats;
   }
 
+  /**
+   * `GET /api/price/quote?token&amount`: what swapping `amount` of `token` would receive now, from the
+   * reserves as of the newest block, with the pool's fee (not binding). Every number comes with its
+   * exact text (`amount_out_text`, `price_text`, `price_after_text`, `fee_text`). 409
+   * `market_unavailable` (a `ConflictError`) while a reserve is empty
+   * or when the amount would receive nothing.
+   */
+  async quote(token: string, amount: number | string, options: { signal?: AbortSignal } = {}): Promise<Quote> {
+    const query = new URLSearchParams({ token, amount: amountQueryText(amount) });
+    const answer = await this.get(`/api/price/quote?${query.toString()}`, options);
+    const quote = exact(answer, QUOTE_AMOUNTS) as Partial<Quote>;
+    if (typeof quote.amount_out_text !== 'string' || typeof quote.token_out !== 'string' || typeof quote.price_text !== 'string') {
+      throw new ResponseFormatError(`the service answered ${answer.status} with a body that is not a quote`);
+    }
+    return quote as Quote;
+  }
+
+  /**
+   * `GET /api/price/history?interval&limit`: the newest `limit` (1..1000, default 100) price candles of
+   * `interval` (`1m`, `1h` default, `1d`), oldest first, each number with its exact text (`close_text`…).
+   */
+  async priceHistory(page: { interval?: CandleInterval; limit?: number } = {}, options: { signal?: AbortSignal } = {}): Promise<PriceHistory> {
+    const query = new URLSearchParams();
+    if (page.interval !== undefined) {
+      if (!CANDLE_INTERVALS.includes(page.interval)) throw new RangeError(`interval must be one of ${CANDLE_INTERVALS.join(', ')}, got ${String(page.interval)}`);
+      query.set('interval', page.interval);
+    }
+    if (page.limit !== undefined) {
+      if (!Number.isSafeInteger(page.limit) || page.limit < 1 || page.limit > CANDLE_LIMIT_MAX) throw new RangeError(`limit must be an integer from 1 to ${CANDLE_LIMIT_MAX}`);
+      query.set('limit', String(page.limit));
+    }
+    const answer = await this.get(`/api/price/history${querySuffix(query)}`, options);
+    const body = json(answer) as { interval?: unknown; candles?: unknown } | null;
+    if (typeof body !== 'object' || body === null || !Array.isArray(body.candles) || !CANDLE_INTERVALS.includes(body.interval as CandleInterval)) {
+      throw new ResponseFormatError(`the service answered ${answer.status} with a body that is not a price history`);
+    }
+    if (page.interval !== undefined && body.interval !== page.interval) {
+      throw new ResponseFormatError(`asked for ${page.interval} candles, got ${String(body.interval)} ones`);
+    }
+    const candles = topLevelArrayItemTexts(answer.text, 'candles').map((text) => {
+      try {
+        return parseWithExactNumbers(text, CANDLE_AMOUNTS) as Candle;
+      } catch (error) {
+        throw new ResponseFormatError('a candle of the price history is not a JSON object', { cause: error });
+      }
+    });
+    return { interval: body.interval as CandleInterval, candles };
+  }
+
+  /**
+   * Submits a swap (`type: 'swap'`): `from` pays `amount` of `token`, `to` (default `from`) receives the
+   * other token. With `slippage` (a fraction `0.005`, `'0.005'`, or a percentage `'0.5%'`; 0 to below
+   * 100 %) it first takes a `quote` and sends `min_receive = floor(amount_out × (1 − slippage))`,
+   * computed exactly in base units of the token received; or pass `minReceive` yourself. If the price
+   * has moved further by the time the swap is sealed, it fails with `slippage_exceeded` (see
+   * `waitForTransaction`). A bad `slippage` or a minimum that rounds to nothing throws a `RangeError`
+   * before anything is sent. Retried like `submitTransaction`, with one idempotency key.
+   */
+  async swap(request: SwapRequest, options: { idempotencyKey?: string; signal?: AbortSignal } = {}): Promise<SwapReceipt> {
+    if (request.slippage !== undefined && request.minReceive !== undefined) throw new RangeError('pass slippage or minReceive, not both');
+    const signal_option = options.signal ? { signal: options.signal } : {};
+    let quote: Quote | null = null;
+    let min_receive: string | null = request.minReceive === undefined ? null : amountQueryText(request.minReceive);
+    if (request.slippage !== undefined) {
+      quote = await this.quote(request.token, request.amount, signal_option);
+      try {
+        min_receive = minReceiveFor(quote.amount_out_text, quote.token_out, request.slippage);
+      } catch (error) {
+        if (error instanceof RangeError) throw error;
+        throw new ResponseFormatError(`the quote's amount_out ${quote.amount_out_text} is not an exact amount of ${quote.token_out}`, { cause: error });
+      }
+    }
+    const submission: SubmitTransactionRequest = {
+      from: request.from, to: request.to ?? request.from, amount: request.amount, token: request.token, type: 'swap',
+      ...(min_receive === null ? {} : { min_receive }),
+      ...(request.metadata === undefined ? {} : { metadata: request.metadata }),
+    };
+    const receipt = await this.submitTransaction(submission, { ...signal_option, ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }) });
+    return { ...receipt, quote, min_receive };
+  }
+
   /** Polls until the transaction is `confirmed` or `failed` and returns it; `WaitTimeoutError` after `timeoutMs`. */
   async waitForTransaction(hash: string, options: WaitOptions = {}): Promise<Transaction> {
     const timeout_ms = positive(options.timeoutMs ?? WAIT_TIMEOUT_MS_DEFAULT, 'timeoutMs');
@@ -461,6 +549,13 @@ function accountTransactionsPageOf(answer: Answer, user_id: string): AccountTran
     }
   }
   return { user_id, transactions, next_cursor };
+}
+
+/** An amount for a query or a computed field: a string as it is, a number as its plain decimal text (`1e-7` → `0.0000001`). */
+function amountQueryText(amount: number | string): string {
+  if (typeof amount === 'string') return amount;
+  if (!Number.isFinite(amount)) throw new RangeError(`an amount must be a finite number, got ${amount}`);
+  return plainDecimal(String(amount));
 }
 
 function querySuffix(query: URLSearchParams): string {

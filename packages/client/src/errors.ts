@@ -47,6 +47,8 @@ export class UnauthorizedError extends ApiError {}
 export class ForbiddenError extends ApiError {}
 /** 404: no such transaction or block (`transaction_not_found`, `transaction_not_sealed`, `block_not_found`). */
 export class NotFoundError extends ApiError {}
+/** 409: the state forbids it now (`market_unavailable`: a pool reserve is empty; `too_many_webhooks`). */
+export class ConflictError extends ApiError {}
 /** 410: the event cursor is older than the log's retention (`cursor_expired`); replay from the blocks API. */
 export class CursorExpiredError extends ApiError {}
 /** 413: the body is over 64 KiB (`payload_too_large`). */
@@ -156,6 +158,7 @@ const ERRORS_BY_STATUS: Record<number, new (problem: Problem, retry_after_ms: nu
   401: UnauthorizedError,
   403: ForbiddenError,
   404: NotFoundError,
+  409: ConflictError,
   410: CursorExpiredError,
   413: PayloadTooLargeError,
   415: UnsupportedMediaTypeError,

@@ -16,6 +16,8 @@ export type SubmitTransactionRequest = {
   token: string;
   type: TransactionType;
   metadata?: { [key: string]: JsonValue };
+  /** Swaps only: the least amount of the token received to accept (a number, or a decimal string for exactness); less fails the swap with `slippage_exceeded`. */
+  min_receive?: number | string;
 };
 
 export type SubmitReceipt = {
@@ -96,6 +98,8 @@ export type Transaction = {
   min_receive_text?: string;
   /** Confirmed swaps: what `to` received, in `token_out`; null otherwise. */
   amount_out?: number | null;
+  /** The exact decimal text of `amount_out` (when it is a number). */
+  amount_out_text?: string;
   /** Swaps: the token received; null for other types. */
   token_out?: string | null;
 };
@@ -182,6 +186,74 @@ export type Stats = {
   trading_volume_24h_text: string;
   active_users_24h: number;
   latest_block_number: number;
+};
+
+/** `GET /api/price/quote`: what a swap of an amount would receive now (not binding: see `swap`'s `slippage`). */
+export type Quote = {
+  /** What `to` would receive, in `token_out`; `amount_out_text` is the exact decimal. */
+  amount_out: number;
+  amount_out_text: string;
+  /** The other token than the one paid in. */
+  token_out: string;
+  /** USD per native token now (12 decimals at most); `price_text` is exact. */
+  price: number;
+  price_text: string;
+  /** The price this swap alone would leave. */
+  price_after: number;
+  price_after_text: string;
+  /** The part of the amount paid in that the pool keeps, in the token paid in. */
+  fee: number;
+  fee_text: string;
+};
+
+/** `GET /api/price/history` candle intervals. */
+export type CandleInterval = '1m' | '1h' | '1d';
+
+/** One price candle: USD per native token over the bucket starting at `start` (Unix seconds), each with its exact `_text`. */
+export type Candle = {
+  start: number;
+  open: number;
+  open_text: string;
+  high: number;
+  high_text: string;
+  low: number;
+  low_text: string;
+  close: number;
+  close_text: string;
+  /** USD value of the swaps sealed in the bucket (their USDG side). */
+  volume_usd: number;
+  volume_usd_text: string;
+};
+
+/** `GET /api/price/history`: the newest candles, oldest first; buckets without a sealed block are absent. */
+export type PriceHistory = { interval: CandleInterval; candles: Candle[] };
+
+/** What `swap` sends: `from` pays `amount` of `token`, `to` (default `from`) receives the other token. */
+export type SwapRequest = {
+  from: string;
+  /** Who receives the other token; default `from`. */
+  to?: string;
+  /** A number, or a decimal string for exactness. */
+  amount: number | string;
+  /** The token paid in: `TAB` or `USDG`, any case. */
+  token: string;
+  /**
+   * The price move to tolerate: a fraction (`0.005`), a fraction as text (`'0.005'`) or a percentage
+   * (`'0.5%'`), from 0 to below 100 %. The SDK takes a quote and sends
+   * `min_receive = floor(amount_out × (1 − slippage))` (exact, in base units of the token received).
+   */
+  slippage?: number | string;
+  /** Or the minimum itself, in the token received (not with `slippage`). Neither: any amount is accepted. */
+  minReceive?: number | string;
+  metadata?: { [key: string]: JsonValue };
+};
+
+/** What `swap` returns: the submission's receipt, with the quote it was bounded by and the `min_receive` it sent. */
+export type SwapReceipt = SubmitReceipt & {
+  /** The quote taken for `slippage` (null without one). */
+  quote: Quote | null;
+  /** The `min_receive` sent, as exact decimal text (null: none). */
+  min_receive: string | null;
 };
 
 export type HealthStatus = { status: string };
