@@ -5,17 +5,21 @@
  *   npm run bench [-- --smoke] [-- --duration-s 8] [-- --connections 64] [-- --scale 10k,100k,1M]
  *                 [-- --no-scale] [-- --results-dir DIR] [-- --chart FILE] [-- --update-docs]
  *                 [-- --profile-dir DIR]   (CPU profiles of the service, for chrome://inspect or speedscope)
- *                 [-- --scenario main,scale,events]   (only these parts; default all)
+ *                 [-- --scenario main,scale,events,swaps]   (only these parts; default all)
+ *                 [-- --swap-txs 50000]   (swap-heavy sealing: pending swaps, and as many transfers, per store)
  *                 [-- --events-subscribers 1000] [-- --events-rate 100] [-- --events-duration-s 20]
  *   BENCH_SMOKE=1  BENCH_DURATION_S=8  BENCH_CONNECTIONS=64  BENCH_SCALE=10k,100k,1M
- *   BENCH_DATABASE_URL=postgres://…  BENCH_RESULTS_DIR=…  BENCH_SEALER_TXS=200000  BENCH_SCENARIO=events
+ *   BENCH_DATABASE_URL=postgres://…  BENCH_RESULTS_DIR=…  BENCH_SEALER_TXS=200000  BENCH_SCENARIO=events  BENCH_SWAP_TXS=50000
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BenchError } from './processes.js';
 
-/** The parts of a run: the main scenarios (submit, batch, durability, reads, sealer), the scale curve, the events scenario. */
-export const BENCH_PARTS = ['main', 'scale', 'events'] as const;
+/**
+ * The parts of a run: the main scenarios (submit, batch, durability, reads, sealer), the scale curve, the
+ * events scenario, and swap-heavy sealing (issue 16: swaps vs transfers through the block producer).
+ */
+export const BENCH_PARTS = ['main', 'scale', 'events', 'swaps'] as const;
 export type BenchPart = (typeof BENCH_PARTS)[number];
 
 export type BenchOptions = {
@@ -34,6 +38,10 @@ export type BenchOptions = {
   senders: number;
   /** Pending transactions preloaded for the sealer scenario. */
   sealer_transactions: number;
+  /** Swap-heavy sealing: pending swaps preloaded (and as many transfers, to compare), each sealed at `swap_block_txs_max`. */
+  swap_transactions: number;
+  swap_accounts: number;
+  swap_block_txs_max: number;
   /** Ledger sizes (transactions) of the scale curve; empty skips it. */
   scale_levels: number[];
   /** Users the scale curve's ledger grows to (its first levels are mints to new users). */
@@ -86,6 +94,7 @@ export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.
       chart: { type: 'string' },
       'update-docs': { type: 'boolean' },
       'sealer-txs': { type: 'string' },
+      'swap-txs': { type: 'string' },
       'profile-dir': { type: 'string' },
       scenario: { type: 'string' },
       'events-subscribers': { type: 'string' },
@@ -116,6 +125,10 @@ export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.
     batch_size: smoke ? 100 : 1000,
     senders: smoke ? 50 : 1000,
     sealer_transactions: positive('sealer transactions', values['sealer-txs'] ?? env.BENCH_SEALER_TXS, smoke ? 2000 : 200_000),
+    swap_transactions: positive('swap transactions', values['swap-txs'] ?? env.BENCH_SWAP_TXS, smoke ? 2000 : 50_000),
+    swap_accounts: smoke ? 100 : 1000,
+    // The service's default BLOCK_TXS_MAX.
+    swap_block_txs_max: 10_000,
     scale_levels,
     scale_users: smoke ? 1000 : 100_000,
     scale_duration_s: smoke ? 1 : 5,

@@ -2,6 +2,7 @@
 import type { Summary, SubscriberReport } from './event-measures.js';
 import type { LoadResult } from './load-types.js';
 import { formatSize } from './options.js';
+import type { SwapSealingResult } from './swap-sealing.js';
 
 export type ScenarioResult = {
   name: string;
@@ -76,6 +77,8 @@ export type BenchResults = {
   sealer: { pending: number; transactions: number; blocks: number; seal_s: number; transactions_per_s: number; wall_s: number; wall_transactions_per_s: number } | null;
   scale: { levels: ScaleLevel[] } | null;
   events: EventsResult | null;
+  /** Swap-heavy sealing (issue 16); absent in results written before it existed. */
+  swaps?: SwapSealingResult | null;
   targets: Target[];
 };
 
@@ -89,6 +92,8 @@ const SCALE_LATENCY_RATIO_MAX = 1.5;
 const PEAK_RSS_BYTES_MAX = 300 * 1024 * 1024;
 const EVENTS_LAG_P99_MS_MAX = { same_instance: 100, across_instances: 250 } as const;
 const EVENTS_RSS_BYTES_MAX = 400 * 1024 * 1024;
+/** Issue 16: sealing swaps takes at most this many times as long as sealing as many transfers. */
+const SWAP_SLOWDOWN_MAX = 2;
 
 export function judgeTargets(results: BenchResults): Target[] {
   const targets: Target[] = [];
@@ -129,6 +134,15 @@ export function judgeTargets(results: BenchResults): Target[] {
   }
   targets.push(...scaleTargets(results));
   targets.push(...eventsTargets(results));
+  if (results.swaps != null) {
+    const swaps = results.swaps;
+    targets.push({
+      name: `swap-heavy sealing vs transfers (${swaps.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'})`,
+      goal: `≤ ${SWAP_SLOWDOWN_MAX}× as long`,
+      value: `${swaps.slowdown.toFixed(2)}× (${rate(swaps.swap.transactions_per_s)} vs ${rate(swaps.transfer.transactions_per_s)} tx/s)`,
+      met: swaps.slowdown <= SWAP_SLOWDOWN_MAX,
+    });
+  }
   return targets;
 }
 
@@ -237,6 +251,7 @@ export function markdownReport(results: BenchResults): string {
     ));
   }
   if (results.events !== null) parts.push(...eventsTables(results.events));
+  if (results.swaps != null) parts.push(swapsLine(results.swaps));
   parts.push('**Targets:**');
   parts.push(targetsTable(results.targets));
   return parts.join('\n\n');
@@ -269,6 +284,13 @@ function eventsTables(events: EventsResult): string[] {
       }),
     ),
   ];
+}
+
+/** Swap-heavy sealing in one paragraph: both workloads' tx/s and the ratio. */
+export function swapsLine(swaps: SwapSealingResult): string {
+  return `**Swap-heavy sealing:** ${rate(swaps.transactions)} preloaded swaps against a seeded pool (${rate(swaps.accounts)} accounts, both directions) vs as many transfers, ` +
+    `BLOCK_TXS_MAX=${swaps.block_txs_max}, balance commitment kept, faster of two runs each: transfers **${rate(swaps.transfer.transactions_per_s)} tx/s** (${swaps.transfer.blocks} blocks, ${swaps.transfer.ms_per_block} ms each), ` +
+    `swaps **${rate(swaps.swap.transactions_per_s)} tx/s** (${swaps.swap.blocks} blocks, ${swaps.swap.ms_per_block} ms each): swaps take **${swaps.slowdown.toFixed(2)}×** as long.`;
 }
 
 function targetsTable(targets: Target[]): string {

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { drawChart } from './chart.js';
 import { freshDatabase, type FreshDatabase } from './databases.js';
 import { eventsScenario } from './events-scenario.js';
+import { DEFAULT_DATABASE_URL, describeSwapSealing, measureSwapSealing } from './swap-sealing.js';
 import { getJson, loadTransactions, metricValue, scrapeMetrics, signToken, waitUntilSealed, type Stats, type TransferBody } from './ledger-client.js';
 import type { LoadSpec, PooledRequest } from './load-types.js';
 import { BENCH_PARTS, formatSize, readOptions, type BenchOptions } from './options.js';
@@ -62,6 +63,7 @@ async function main(): Promise<void> {
     const main_run = options.parts.includes('main') ? await mainScenarios(run) : { scenarios: [], durability: null, sealer: null, main_ledger: null };
     const events = options.parts.includes('events') ? await eventsScenario(eventsContext(run)) : null;
     const scale = options.scale_levels.length === 0 || !options.parts.includes('scale') ? null : await scaleCurve(run);
+    const swaps = options.parts.includes('swaps') ? await swapSealing(run) : null;
     const results: BenchResults = {
       started_at: started_at.toISOString(),
       finished_at: new Date().toISOString(),
@@ -72,12 +74,14 @@ async function main(): Promise<void> {
         batch_size: options.batch_size, senders: options.senders, sealer_transactions: options.sealer_transactions,
         scale_levels: options.scale_levels, scale_users: options.scale_users, scale_duration_s: options.scale_duration_s,
         events_subscribers: options.events_subscribers, events_rate_per_s: options.events_rate_per_s, events_duration_s: options.events_duration_s,
+        swap_transactions: options.swap_transactions, swap_accounts: options.swap_accounts, swap_block_txs_max: options.swap_block_txs_max,
       },
       parts: options.parts,
       machine: describeMachine(temp_dir),
       ...main_run,
       scale,
       events,
+      swaps,
       targets: [],
     };
     results.targets = judgeTargets(results);
@@ -307,6 +311,22 @@ async function measureSealer(run: Run, database_url: string, senders: readonly s
   const blocks = metricValue(text, 'tabula_block_seal_duration_seconds_count');
   const result = { pending, transactions: sealed, blocks, seal_s, transactions_per_s: sealed / Math.max(1e-9, seal_s), wall_s, wall_transactions_per_s: sealed / wall_s };
   log(`  sealed ${sealed} in ${blocks} blocks: ${fmt(result.transactions_per_s)} tx/s sealing (${fmt(result.wall_transactions_per_s)} tx/s from process start)`);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Swap-heavy sealing (issue 16): the block producer in this process, on the run's store, sealing
+// preloaded swaps and then as many preloaded transfers (bench/swap-sealing.ts).
+
+async function swapSealing(run: Run): Promise<NonNullable<BenchResults['swaps']>> {
+  const { options } = run;
+  const kind = options.database_url === undefined ? 'sqlite' : 'postgres';
+  log(`swaps: sealing ${formatSize(options.swap_transactions)} preloaded transfers, then as many swaps, ${kind}`);
+  const result = await measureSwapSealing(kind, {
+    transactions: options.swap_transactions, accounts: options.swap_accounts, block_txs_max: options.swap_block_txs_max,
+    database_url: options.database_url ?? DEFAULT_DATABASE_URL,
+  });
+  log(`  ${describeSwapSealing(result)}`);
   return result;
 }
 

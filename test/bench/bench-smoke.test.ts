@@ -74,6 +74,15 @@ describe('benchmark smoke run', () => {
         expect(read.errors, name).toBe(0);
       }
     }
+    // Swap-heavy sealing (issue 16): every preloaded swap and transfer confirmed, both rates and their ratio reported.
+    expect(results.swaps?.store).toBe('sqlite');
+    for (const workload of [results.swaps?.transfer, results.swaps?.swap]) {
+      expect(workload?.transactions).toBe(2000);
+      expect(workload?.confirmed).toBe(2000);
+      expect(workload?.transactions_per_s).toBeGreaterThan(0);
+    }
+    expect(results.swaps?.slowdown).toBeGreaterThan(0);
+    expect(results.targets.map((target) => target.name)).toContain('swap-heavy sealing vs transfers (SQLite)');
     expect(results.targets.length).toBeGreaterThan(10);
     expect(fs.readFileSync(path.join(dir, 'chart.svg'), 'utf8')).toMatch(/^<svg [^>]*>[\s\S]*<\/svg>\n$/);
     expect(run.stdout).toContain('| scenario |');
