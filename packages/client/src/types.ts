@@ -16,6 +16,8 @@ export type SubmitTransactionRequest = {
   token: string;
   type: TransactionType;
   metadata?: { [key: string]: JsonValue };
+  /** Swaps only: the least amount of the token received that the swap accepts (else it fails with `slippage_exceeded`); a decimal string for exactness. */
+  min_receive?: number | string;
 };
 
 export type SubmitReceipt = {
@@ -96,6 +98,8 @@ export type Transaction = {
   min_receive_text?: string;
   /** Confirmed swaps: what `to` received, in `token_out`; null otherwise. */
   amount_out?: number | null;
+  /** The exact decimal text of `amount_out`. */
+  amount_out_text?: string;
   /** Swaps: the token received; null for other types. */
   token_out?: string | null;
 };
