@@ -19,7 +19,8 @@ const CANDLES_SHOWN: Record<CandleInterval, number> = { '1m': 60, '1h': 48, '1d'
 /** Hourly candles for the 24-hour change, whatever the chart shows. */
 const DAY_CANDLES = 26;
 const INTERVAL_NAMES: Record<CandleInterval, string> = { '1m': '1 minute', '1h': '1 hour', '1d': '1 day' };
-const BOX: ChartBox = { width: 720, height: 260, left: 8, right: 112, top: 12, bottom: 28 };
+const INTERVAL_ADJECTIVES: Record<CandleInterval, string> = { '1m': 'one-minute', '1h': 'hourly', '1d': 'daily' };
+const BOX: ChartBox = { width: 720, height: 260, left: 8, right: 164, top: 14, bottom: 36 };
 
 type Loaded = { candles: Candle[]; day: Candle[]; at_s: number };
 
@@ -71,7 +72,7 @@ function PriceSummary({ native, data, interval }: { native: string; data: Loaded
       {change === null || change.change_pct === null ? null : (
         <>; 24 h change <strong data-field="day-change" class={change.change_pct.startsWith('-') ? 'down' : change.change_pct === '0' ? '' : 'up'}>{change.change_pct} %</strong> (from ${groupDigits(change.from)})</>
       )}
-      ; volume <strong data-field="volume">${groupDigits(volume)}</strong> over the {data.candles.length} {INTERVAL_NAMES[interval]} candle{data.candles.length === 1 ? '' : 's'} shown.
+      ; volume <strong data-field="volume">${groupDigits(volume)}</strong> over the {data.candles.length === 1 ? '' : `${data.candles.length} `}{INTERVAL_ADJECTIVES[interval]} candle{data.candles.length === 1 ? '' : 's'} shown.
     </p>
   );
 }
@@ -80,7 +81,7 @@ function CandleChart({ native, candles, interval }: { native: string; candles: C
   const geometry = chartGeometry(candles, BOX);
   const first = candles[0];
   const last = candles[candles.length - 1];
-  const axis_x = BOX.width - BOX.right + 8;
+  const axis_x = BOX.width - BOX.right + 6;
   const description = first === undefined || last === undefined ? '' :
     `${candles.length} candles of ${INTERVAL_NAMES[interval]} from ${formatUtc(first.start)} to ${formatUtc(last.start)}: `
     + `lowest $${geometry.low}, highest $${geometry.high}, last close $${last.close}.`;
@@ -102,7 +103,7 @@ function CandleChart({ native, candles, interval }: { native: string; candles: C
       {first === undefined || last === undefined ? null : (
         <>
           <text class="chart-label" x={BOX.left} y={BOX.height - 8}>{shortTime(first.start, interval)}</text>
-          <text class="chart-label" x={BOX.width - BOX.right} y={BOX.height - 8} text-anchor="end">{shortTime(last.start, interval)}</text>
+          {first.start === last.start ? null : <text class="chart-label" x={BOX.width - BOX.right} y={BOX.height - 8} text-anchor="end">{shortTime(last.start, interval)}</text>}
         </>
       )}
     </svg>
