@@ -5,7 +5,8 @@
  * transaction whose proof the browser verifies (into the history of a signed checkpoint the tab keeps),
  * sees a tampered proof, a rewritten transaction, a bad history proof, a checkpoint signed by another
  * key and a forked history (from a test double of the API) each shown as not verified with the reason, sends a transfer and watches it confirm, looks up a balance, pages through
- * an account's history and watches a new transaction in it go from pending to confirmed — on a
+ * an account's history and watches a new transaction in it go from pending to confirmed, reads the
+ * pool's price chart, swaps through the quoting swap form and reads the swap's two sides — on a
  * desktop and on a phone, with every page screenshotted and checked by axe-core. The live pages
  * follow the event stream (GET /api/events) and poll only when it cannot be had: a pending
  * transaction flips to confirmed without a poll, and with the stream refused it still does, by polling.
