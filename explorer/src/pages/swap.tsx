@@ -114,7 +114,8 @@ export function SwapPage() {
     }
   };
 
-  const describedBy = (name: FieldName, help?: string) => [help, field_problems[name] === undefined ? undefined : `${name}-problem`].filter(Boolean).join(' ') || undefined;
+  const shownProblem = (name: FieldName) => field_problems[name] ?? (name === 'slippage' && 'problem' in tolerance ? tolerance.problem : undefined);
+  const describedBy = (name: FieldName, help?: string) => [help, shownProblem(name) === undefined ? undefined : `${name}-problem`].filter(Boolean).join(' ') || undefined;
   const edit = (name: FieldName, setter: (value: string) => void) => (event: Event) => {
     setter((event.currentTarget as HTMLInputElement).value);
     setIdempotencyKey(randomKey());
@@ -154,9 +155,9 @@ export function SwapPage() {
 
         <label for="swap-slippage">Slippage tolerance (%)</label>
         <input id="swap-slippage" name="slippage" value={slippage} onInput={edit('slippage', setSlippage)} inputMode="decimal" autoComplete="off"
-          aria-invalid={field_problems.slippage !== undefined || 'problem' in tolerance} aria-describedby={describedBy('slippage', 'slippage-help')} />
+          aria-invalid={shownProblem('slippage') !== undefined} aria-describedby={describedBy('slippage', 'slippage-help')} />
         <p id="slippage-help" class="help">How much less than the quote you still accept, if the price moves before the block. Default {SLIPPAGE_DEFAULT_PCT} %.</p>
-        <FieldProblem name="slippage" text={field_problems.slippage ?? ('problem' in tolerance ? tolerance.problem : undefined)} />
+        <FieldProblem name="slippage" text={shownProblem('slippage')} />
 
         <QuotePanel state={quote} quote_key={quote_key} current={current} minimum={minimum} token={token} token_out={token_out} native={native} />
 
