@@ -17,6 +17,7 @@ import { HomePage } from './pages/home';
 import { NotFoundPage } from './pages/not-found';
 import { SignInPage } from './pages/sign-in';
 import { TransactionPage } from './pages/transaction';
+import { SwapPage } from './pages/swap';
 import { TransferPage } from './pages/transfer';
 import { useRoute } from './router';
 import { href, type Route } from './routes';
@@ -144,6 +145,7 @@ function Page({ route }: { route: Route }) {
     case 'transaction': return <TransactionPage key={route.hash} hash={route.hash} />;
     case 'account': return <AccountPage key={route.user} user={route.user} />;
     case 'transfer': return <TransferPage />;
+    case 'swap': return <SwapPage />;
     case 'not_found': return <NotFoundPage path={route.path} />;
   }
 }

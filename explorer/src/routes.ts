@@ -10,6 +10,8 @@ export type Route =
   | { name: 'transaction'; hash: string }
   | { name: 'account'; user: string }
   | { name: 'transfer' }
+  /** The swap form, beside the transfer form. */
+  | { name: 'swap' }
   | { name: 'not_found'; path: string };
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
@@ -36,6 +38,7 @@ export function parseRoute(fragment: string): Route {
   if (first === 'tx' && segments.length === 2 && second !== undefined && HASH.test(second)) return { name: 'transaction', hash: second.toLowerCase() };
   if (first === 'account' && segments.length === 2 && second !== undefined) return { name: 'account', user: safeDecode(second) };
   if (first === 'transfer' && segments.length === 1) return { name: 'transfer' };
+  if (first === 'swap' && segments.length === 1) return { name: 'swap' };
   return { name: 'not_found', path };
 }
 
@@ -53,6 +56,7 @@ export function href(route: Route): string {
     case 'transaction': return `#/tx/${route.hash}`;
     case 'account': return `#/account/${encodeURIComponent(route.user)}`;
     case 'transfer': return '#/transfer';
+    case 'swap': return '#/swap';
     case 'not_found': return `#/${route.path}`;
   }
 }

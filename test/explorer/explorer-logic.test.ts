@@ -26,6 +26,7 @@ describe('routes', () => {
     ['#/account/auth0%7C5f7c8ec7', { name: 'account', user: 'auth0|5f7c8ec7' }],
     ['#/account/a%40b.example', { name: 'account', user: 'a@b.example' }],
     ['#/transfer', { name: 'transfer' }],
+    ['#/swap', { name: 'swap' }],
   ])('%s is %j, and back', (fragment, route) => {
     expect(parseRoute(fragment)).toEqual(route);
     expect(parseRoute(href(route))).toEqual(route);

@@ -5,7 +5,8 @@
  * transaction whose proof the browser verifies (into the history of a signed checkpoint the tab keeps),
  * sees a tampered proof, a rewritten transaction, a bad history proof, a checkpoint signed by another
  * key and a forked history (from a test double of the API) each shown as not verified with the reason, sends a transfer and watches it confirm, looks up a balance, pages through
- * an account's history and watches a new transaction in it go from pending to confirmed — on a
+ * an account's history and watches a new transaction in it go from pending to confirmed, reads the
+ * pool's price chart, swaps through the quoting swap form and reads the swap's two sides — on a
  * desktop and on a phone, with every page screenshotted and checked by axe-core. The live pages
  * follow the event stream (GET /api/events) and poll only when it cannot be had: a pending
  * transaction flips to confirmed without a poll, and with the stream refused it still does, by polling.
@@ -13,12 +14,13 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startEnvironment, type E2eEnvironment } from '../e2e/support/fixture.js';
-import { shortHash } from '../../explorer/src/format.js';
+import { groupDigits, shortHash } from '../../explorer/src/format.js';
+import { effectivePrice, minReceive } from '../../explorer/src/market.js';
 import { REFRESH_INTERVAL_MS } from '../../explorer/src/refresher.js';
-import { serverErrors, sleep, waitUntilSealed, type SubmitBody, type TransactionRecord } from '../e2e/support/http.js';
+import { rawMembers, serverErrors, sleep, waitUntilSealed, type SubmitBody, type TransactionRecord } from '../e2e/support/http.js';
 import { createSigningKey, nowSeconds } from '../e2e/support/identity-provider.js';
 import { ServiceProcess } from '../support/service-process.js';
-import { DESKTOP_VIEWPORT, expectAccessible, launchBrowser, PHONE_VIEWPORT, screenshot, type Browser } from './support/browser.js';
+import { DESKTOP_VIEWPORT, expectAccessible, launchBrowser, PHONE_VIEWPORT, screenshot, screenshotOf, type Browser } from './support/browser.js';
 import { startTamperingProxy, type TamperingProxy } from './support/tampering-proxy.js';
 
 const RATE_LIMIT_MAX = 300;
@@ -688,6 +690,184 @@ describe("an account's history and a pending transaction, live, end to end in Ch
     expect(await liveMode(page)).toBe('polling');
     await expectAccessible(page, 'transaction, polling');
     await page.close();
+    expect(page_errors).toEqual([]);
+  });
+});
+
+describe('the market in the explorer, end to end in Chromium', () => {
+  // The pool gets 1000 TAB and 2000 USDG (a price of 2); trader swaps both ways, on both sides of a
+  // minute boundary so that the chart has more than one 1-minute candle.
+  let market: E2eEnvironment;
+  let trader_token: string;
+  let swap_hashes: string[] = [];
+  let failed_swap: string;
+
+  /** GET as the trader, with the exact text of each top-level member (numbers as the service wrote them). */
+  const exact = async (path: string): Promise<Map<string, string>> => {
+    const response = await market.anonymous.as(trader_token).request(path);
+    expect(response.status, response.text).toBe(200);
+    return rawMembers(response.text);
+  };
+  const swap = async (amount: string, token: string, min_receive?: string): Promise<string> => {
+    const receipt = await market.anonymous.as(trader_token).submit({ from: 'trader', to: 'trader', amount, token, type: 'swap', ...(min_receive === undefined ? {} : { min_receive }) });
+    expect(receipt.status, receipt.text).toBe(202);
+    return receipt.body.tx_hash;
+  };
+
+  beforeAll(async () => {
+    market = await startEnvironment({ env: { NODE_ENV: 'production', BLOCK_INTERVAL_MS: '500' } });
+    trader_token = await market.idp.token('trader');
+    const seed = await Promise.all([
+      market.admin.submit({ from: ADMIN, to: '@pool', amount: '1000', token: 'TAB', type: 'mint' }),
+      market.admin.submit({ from: ADMIN, to: '@pool', amount: '2000', token: 'USDG', type: 'mint' }),
+      market.admin.submit({ from: ADMIN, to: 'trader', amount: '500', token: 'TAB', type: 'mint' }),
+      market.admin.submit({ from: ADMIN, to: 'trader', amount: '5000', token: 'USDG', type: 'mint' }),
+    ]);
+    for (const receipt of seed) expect(receipt.status, receipt.text).toBe(202);
+    await waitUntilSealed(market.admin, seed.map((receipt) => receipt.body.tx_hash));
+    const trade = async (amounts: [string, string][]) => {
+      for (const [amount, token] of amounts) {
+        const hash = await swap(amount, token);
+        await waitUntilSealed(market.admin, [hash]);
+        swap_hashes.push(hash);
+      }
+    };
+    await trade([['40', 'TAB'], ['30', 'USDG']]);
+    // Into the next minute: a second 1-minute candle.
+    await sleep(61_000 - (Date.now() % 60_000));
+    await trade([['120', 'USDG'], ['15', 'TAB']]);
+    // A swap that asks for more than the pool gives fails, moving nothing.
+    failed_swap = await swap('1', 'TAB', '1000');
+    await waitUntilSealed(market.admin, [failed_swap]);
+  }, 120_000);
+
+  afterAll(() => market?.close());
+
+  it('draws the price chart on the overview: the candles of each interval, the last close and the 24 h change in words', async () => {
+    const page = await openPage(market.service.url);
+    await signIn(page, trader_token);
+    const chart = page.locator('[data-chart="candles"]');
+    await expect.poll(() => chart.count(), { timeout: WAIT_MS }).toBe(1);
+    const price = (await exact('/api/stats')).get('native_price') ?? '';
+    expect(price).not.toBe('1');
+    await expect.poll(() => page.locator('[data-field="last-close"]').textContent(), { timeout: WAIT_MS }).toBe(`$${groupDigits(price)}`);
+    // Hourly candles first; each interval shows as many candles as the API has.
+    expect(await page.getByRole('button', { name: '1h' }).getAttribute('aria-pressed')).toBe('true');
+    const candles = async (interval: string) => ((await market.anonymous.as(trader_token).request<{ candles: unknown[] }>(`/api/price/history?interval=${interval}&limit=60`)).body.candles.length);
+    await expect.poll(async () => Number(await chart.getAttribute('data-candles'))).toBe(await candles('1h'));
+    await page.getByRole('button', { name: '1m' }).click();
+    expect(await page.getByRole('button', { name: '1m' }).getAttribute('aria-pressed')).toBe('true');
+    await expect.poll(async () => Number(await chart.getAttribute('data-candles')), { timeout: WAIT_MS }).toBe(await candles('1m'));
+    expect(await candles('1m')).toBeGreaterThanOrEqual(2);
+    expect(await page.locator('.price-chart .candle').count()).toBe(await candles('1m'));
+    // Named for assistive technology, with a description of the range, and summed up in text.
+    expect(await chart.getAttribute('role')).toBe('img');
+    expect(await page.locator('#price-chart-title').textContent()).toBe('TAB price in USD, 1 minute candles');
+    expect(await page.locator('#price-chart-desc').textContent()).toContain(`last close $${price}`);
+    expect(await page.locator('[data-field="day-change"]').textContent()).toMatch(/^[+-]?\d+(\.\d+)? %$/);
+    await expectAccessible(page, 'price chart');
+    await screenshotOf(page, page.locator('section.price'), 'price-chart');
+    await page.close();
+  });
+
+  it('quotes a swap as it is typed, with the minimum it accepts, and sends it with min_receive; the transaction shows paid, received and price', { timeout: 60_000 }, async () => {
+    // A quote the pool cannot give is a 409 (the browser logs the status).
+    const page = await openPage(`${market.service.url}/#/transfer`, /status of 409/);
+    await signIn(page, trader_token);
+    await page.getByRole('link', { name: 'Swap', exact: true }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Swap');
+    const quote = page.locator('.quote');
+
+    // Too little to receive one base unit: the market says so.
+    await page.getByLabel('You pay').fill('0.00000001');
+    await expect.poll(() => quote.getAttribute('data-quote'), { timeout: WAIT_MS }).toBe('unavailable');
+    expect(await quote.textContent()).toContain('The market is not available');
+
+    await page.getByLabel('You pay').fill('12.5');
+    await expect.poll(() => quote.getAttribute('data-quote'), { timeout: WAIT_MS }).toBe('ready');
+    const expected = await exact('/api/price/quote?token=TAB&amount=12.5');
+    const amount_out = expected.get('amount_out') ?? '';
+    expect(await quote.locator('[data-field="amount-out"]').textContent()).toBe(`${groupDigits(amount_out)} USDG`);
+    expect(await quote.locator('[data-field="price"]').textContent()).toBe(groupDigits(expected.get('price') ?? ''));
+    expect(await quote.locator('[data-field="price-after"]').textContent()).toBe(groupDigits(expected.get('price_after') ?? ''));
+    expect(await quote.locator('[data-field="fee"]').textContent()).toBe(`${expected.get('fee')} TAB`);
+    const minimum = minReceive(amount_out, 'USDG', 50n).text;
+    expect(await quote.locator('[data-field="minimum"]').textContent()).toBe(`${groupDigits(minimum)} USDG`);
+    // A wider tolerance accepts less; a nonsensical one is refused.
+    await page.getByLabel('Slippage tolerance (%)').fill('1');
+    await expect.poll(() => quote.locator('[data-field="minimum"]').textContent()).toBe(`${groupDigits(minReceive(amount_out, 'USDG', 100n).text)} USDG`);
+    await page.getByLabel('Slippage tolerance (%)').fill('0.125');
+    await expect.poll(() => page.locator('#slippage-problem').textContent()).toBe('Use at most 2 decimals, like 0.25.');
+    await page.getByLabel('Slippage tolerance (%)').fill('0.5');
+    await expect.poll(() => quote.locator('[data-field="minimum"]').textContent()).toBe(`${groupDigits(minimum)} USDG`);
+    await expectAccessible(page, 'swap');
+    await page.getByLabel('Slippage tolerance (%)').blur();
+    await screenshot(page, 'swap');
+
+    await page.getByRole('button', { name: 'Swap', exact: true }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: WAIT_MS }).toBe('Transaction');
+    await expect.poll(() => page.locator('[data-final-status="confirmed"]').count(), { timeout: WAIT_MS }).toBe(1);
+    const hash = /#\/tx\/(0x[0-9a-f]{64})/.exec(page.url())?.[1] ?? '';
+    const record = await exact(`/api/transactions/${hash}`);
+    expect(record.get('type')).toBe('"swap"');
+    expect(record.get('min_receive')).toBe(minimum);
+    const received = record.get('amount_out') ?? '';
+    expect(await page.locator('[data-field="paid"]').textContent()).toBe('12.5 TAB');
+    await expect.poll(() => page.locator('[data-field="received"]').textContent()).toBe(`${groupDigits(received)} USDG`);
+    expect(await page.locator('[data-field="swap-price"]').textContent()).toBe(effectivePrice({ amount_text: '12.5', token: 'TAB' }, { amount_text: received, token: 'USDG' }));
+    expect(await page.locator('[data-field="min-receive"]').textContent()).toBe(`${groupDigits(minimum)} USDG`);
+    // The browser recomputes the swap's hash, min_receive included, and proves it into its block.
+    await expect.poll(() => page.locator('.verification').getAttribute('data-verified'), { timeout: WAIT_MS }).toBe('true');
+    await expectAccessible(page, 'swap transaction');
+    await screenshot(page, 'transaction-swap');
+    await page.close();
+  });
+
+  it("shows a failed swap as receiving nothing, and each swap's two sides in the account's history", async () => {
+    const page = await openPage(`${market.service.url}/#/tx/${failed_swap}`);
+    await signIn(page, trader_token);
+    await expect.poll(() => page.locator('[data-final-status="failed"]').count(), { timeout: WAIT_MS }).toBe(1);
+    expect(await page.locator('[data-field="received"]').textContent()).toBe('nothing: the swap failed (slippage_exceeded)');
+    expect(await page.locator('[data-field="swap-price"]').textContent()).toBe('none');
+    expect(await page.locator('[data-field="min-receive"]').textContent()).toBe('1,000 USDG');
+
+    await page.goto(`${market.service.url}/#/account/trader`);
+    const row = (hash: string) => page.locator(`.history-table tr[data-tx="${hash}"]`);
+    await expect.poll(() => row(swap_hashes[0] ?? '').count(), { timeout: WAIT_MS }).toBe(1);
+    for (const hash of swap_hashes) {
+      const record = await exact(`/api/transactions/${hash}`);
+      const token = JSON.parse(record.get('token') ?? '""') as string;
+      const token_out = JSON.parse(record.get('token_out') ?? '""') as string;
+      expect(await row(hash).locator('[data-field="direction"]').textContent()).toBe('swap');
+      expect(await row(hash).locator('[data-field="paid"]').textContent()).toBe(`paid ${groupDigits(record.get('amount') ?? '')} ${token}`);
+      expect(await row(hash).locator('[data-field="received"]').textContent()).toBe(`received ${groupDigits(record.get('amount_out') ?? '')} ${token_out}`);
+    }
+    expect(await row(failed_swap).locator('[data-field="received"]').textContent()).toBe('received nothing');
+    await expectAccessible(page, 'account with swaps');
+    await page.close();
+  });
+
+  it('fits the chart and the swap form on a phone', async () => {
+    const page = await openPage(market.service.url);
+    await page.setViewportSize(PHONE_VIEWPORT);
+    await signIn(page, trader_token);
+    await expect.poll(() => page.locator('[data-chart="candles"]').count(), { timeout: WAIT_MS }).toBe(1);
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await expectAccessible(page, 'price chart on a phone');
+    await screenshotOf(page, page.locator('section.price'), 'price-chart-phone', 8);
+    await page.goto(`${market.service.url}/#/swap`);
+    await page.getByLabel('You pay').fill('100');
+    await page.getByLabel('Token paid').selectOption('USDG');
+    await expect.poll(() => page.locator('.quote').getAttribute('data-quote'), { timeout: WAIT_MS }).toBe('ready');
+    expect(await page.locator('[data-field="amount-out"]').textContent()).toMatch(/ TAB$/);
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await expectAccessible(page, 'swap on a phone');
+    await screenshot(page, 'swap-phone');
+    await page.close();
+  });
+
+  it('left no script error or CSP refusal on the market pages', () => {
     expect(page_errors).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@
 import type { Transaction } from '@tabula/client';
 import { groupDigits } from '../format';
 import { sideOf } from '../history';
+import { swapSummary } from '../market';
 import { AccountLink, Age, BlockLink, StatusBadge, TransactionLink } from './bits';
 
 type Props = { user: string; transactions: Transaction[]; caption: string; now_ms: number; busy: boolean };
@@ -41,7 +42,7 @@ function HistoryRow({ tx, user, now_ms }: { tx: Transaction; user: string; now_m
         <span class="counterparty"><span class="muted">{side.preposition}</span> <AccountLink user={side.counterparty} /></span>
       </td>
       <td data-label="Amount" data-field="amount" class="numeric">
-        <span><span class="amount">{groupDigits(tx.amount_text)}</span> {tx.token}</span>
+        {tx.type === 'swap' ? <SwapAmounts tx={tx} /> : <span><span class="amount">{groupDigits(tx.amount_text)}</span> {tx.token}</span>}
       </td>
       <td data-label="Status" data-field="status">
         <span><StatusBadge status={tx.status} />{tx.error === null ? null : <span class="muted"> ({tx.error})</span>}</span>
@@ -51,5 +52,20 @@ function HistoryRow({ tx, user, now_ms }: { tx: Transaction; user: string; now_m
       </td>
       <td data-label="Submitted"><Age seconds={tx.timestamp} now_ms={now_ms} /></td>
     </tr>
+  );
+}
+
+/** A swap's two sides in one cell: what was paid, and what was received (or that it is pending, or failed). */
+function SwapAmounts({ tx }: { tx: Transaction }) {
+  const swap = swapSummary(tx);
+  return (
+    <span class="swap-amounts">
+      <span data-field="paid"><span class="muted">paid </span><span class="amount">{groupDigits(swap.paid.amount_text)}</span> {swap.paid.token}</span>
+      <span data-field="received">
+        <span class="muted">received </span>
+        {swap.received !== null ? <><span class="amount">{groupDigits(swap.received.amount_text)}</span> {swap.received.token}</>
+          : <span class="muted">{swap.outcome === 'failed' ? 'nothing' : `${swap.token_out ?? ''}, pending`}</span>}
+      </span>
+    </span>
   );
 }

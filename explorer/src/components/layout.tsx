@@ -19,7 +19,7 @@ type Props = {
 const NAVIGATION: { label: string; href: string; active: (route: Route) => boolean }[] = [
   { label: 'Overview', href: '#/', active: (route) => route.name === 'home' },
   { label: 'Blocks', href: '#/blocks', active: (route) => route.name === 'blocks' || route.name === 'block' },
-  { label: 'Transfer', href: '#/transfer', active: (route) => route.name === 'transfer' },
+  { label: 'Transfer', href: '#/transfer', active: (route) => route.name === 'transfer' || route.name === 'swap' },
 ];
 
 export function Layout({ route, session, onSignOut, banner, children }: Props) {

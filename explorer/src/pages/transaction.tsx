@@ -4,6 +4,7 @@
  * path, the block hash recomputed from the header, the transaction hash recomputed from its fields,
  * and the block proven into the history of the tab's trusted signed checkpoint.
  */
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { NotFoundError, type Block, type InclusionProof, type TabulaClient, type Transaction, type TrustAnchor } from '@tabula/client';
 import { describeFailure, useApi } from '../api';
@@ -12,6 +13,7 @@ import { AccountLink, BlockLink, Fields, Hash, Notice, StatusBadge, Time } from 
 import { PageHeading } from '../components/page-heading';
 import { check, same, type Check, VerificationPanel } from '../components/verification';
 import { formatCount, groupDigits } from '../format';
+import { swapSummary } from '../market';
 import { concernsTransaction } from '../live-events';
 import { useLive } from '../live';
 
@@ -60,7 +62,7 @@ export function TransactionPage({ hash }: { hash: string }) {
         <>
           <section class="card" aria-labelledby="details-heading">
             <h2 id="details-heading">Details</h2>
-            <TransactionFields tx={data.tx} />
+            <TransactionFields tx={data.tx} native={api.config.native_symbol} />
           </section>
           <StatusHistory tx={data.tx} block={data.sealed?.block ?? null} at_ms={data.at_ms} />
           {data.sealed === null ? (
@@ -77,7 +79,7 @@ export function TransactionPage({ hash }: { hash: string }) {
   );
 }
 
-function TransactionFields({ tx }: { tx: Transaction }) {
+function TransactionFields({ tx, native }: { tx: Transaction; native: string }) {
   return (
     <Fields rows={[
       ['Hash', <Hash value={tx.tx_hash} />],
@@ -85,7 +87,7 @@ function TransactionFields({ tx }: { tx: Transaction }) {
       ['Type', tx.type],
       ['From', <AccountLink user={tx.from} />],
       ['To', <AccountLink user={tx.to} />],
-      ['Amount', <span data-field="amount"><span class="amount">{groupDigits(tx.amount_text)}</span> {tx.token}</span>],
+      ...(tx.type === 'swap' ? swapRows(tx, native) : [['Amount', <span data-field="amount"><span class="amount">{groupDigits(tx.amount_text)}</span> {tx.token}</span>] as FieldRow]),
       ['Submitted', <Time seconds={tx.timestamp} />],
       ['Block', tx.block_number === null ? <span class="muted">not yet</span> : <BlockLink number={tx.block_number} />],
       ['Block hash', tx.block_hash === null ? <span class="muted">not yet</span> : <Hash value={tx.block_hash} />],
@@ -95,6 +97,22 @@ function TransactionFields({ tx }: { tx: Transaction }) {
       ['Metadata', <pre class="json">{JSON.stringify(tx.metadata, null, 2)}</pre>],
     ]} />
   );
+}
+
+type FieldRow = [string, ComponentChildren];
+
+/** A swap: what `from` paid, what `to` received (or why not yet / not at all), the price it got, and the least it accepted. */
+function swapRows(tx: Transaction, native: string): FieldRow[] {
+  const swap = swapSummary(tx);
+  const amount = (value: { amount_text: string; token: string }) => <><span class="amount">{groupDigits(value.amount_text)}</span> {value.token}</>;
+  return [
+    ['Paid', <span data-field="paid">{amount(swap.paid)}</span>],
+    ['Received', <span data-field="received">{swap.received !== null ? amount(swap.received)
+      : swap.outcome === 'failed' ? <span class="muted">nothing: the swap failed{tx.error === null ? '' : ` (${tx.error})`}</span>
+      : <span class="muted">pending: known once the swap is in a block{swap.token_out === null ? '' : ` (in ${swap.token_out})`}</span>}</span>],
+    [`Price (USDG per ${native})`, <span data-field="swap-price">{swap.price === null ? <span class="muted">{swap.outcome === 'failed' ? 'none' : 'not yet'}</span> : groupDigits(swap.price)}</span>],
+    ['Minimum accepted', <span data-field="min-receive">{swap.min_receive === null ? <span class="muted">any amount</span> : amount(swap.min_receive)}</span>],
+  ];
 }
 
 function StatusHistory({ tx, block, at_ms }: { tx: Transaction; block: Block | null; at_ms: number }) {

@@ -8,6 +8,7 @@ import { ApiError, randomKey } from '@tabula/client';
 import { useApi } from '../api';
 import { Notice } from '../components/bits';
 import { PageHeading } from '../components/page-heading';
+import { TradeTabs } from '../components/trade-tabs';
 import { navigate } from '../router';
 
 const MEMO_LENGTH_MAX = 200;
@@ -65,6 +66,7 @@ export function TransferPage() {
   return (
     <>
       <PageHeading title="Send a transfer" />
+      <TradeTabs current="transfer" />
       <p>
         From your account <strong class="account-name">{session.sub}</strong> (the subject of your token). The ledger
         confirms it in the next block if your balance covers it, and fails it otherwise.

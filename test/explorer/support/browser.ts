@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -54,6 +54,17 @@ export async function launchBrowser(): Promise<Browser> {
 /** Saves `<name>.png` of the whole page into the screenshot folder. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true, animations: 'disabled', caret: 'hide' });
+}
+
+/** Saves `<name>.png` of one part of a page (e.g. a chart), with a margin of the page around it, into the screenshot folder. */
+export async function screenshotOf(page: Page, part: Locator, name: string, margin_px = 16): Promise<void> {
+  await part.scrollIntoViewIfNeeded();
+  const box = await part.boundingBox();
+  if (box === null) throw new Error(`${name}: the part to screenshot is not visible`);
+  const x = Math.max(0, box.x - margin_px);
+  const y = Math.max(0, box.y - margin_px);
+  const clip = { x, y, width: box.width + margin_px * 2, height: box.height + margin_px * 2 };
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), clip, animations: 'disabled', caret: 'hide' });
 }
 
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
