@@ -8,17 +8,13 @@
  * postgres://postgres@127.0.0.1:5432/test) in a schema of its own, dropped at the end. The machine's
  * load average is printed with the figures: on a shared machine they move with it.
  */
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
+import { openBenchStore } from './bench-store.js';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { genesisBlock } from '../src/domain/block.js';
 import { pendingTransaction } from '../src/domain/hashing.js';
 import type { Transaction, TransactionType } from '../src/domain/transaction.js';
 import type { LedgerStore, PendingAppend } from '../src/service/ledger-store.js';
-import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { buildBlock } from '../src/domain/block.js';
 
 const kinds = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['sqlite', 'postgres'];
@@ -39,27 +35,6 @@ function item(variant: Variant, index: number): PendingAppend {
   if (variant === 'mint (unchecked)') return { transaction: transaction('treasury', `funded-${index % ACCOUNTS}`, 'mint'), idempotency: null, failure_budget };
   if (variant === 'covered transfer') return { transaction: transaction(`funded-${index % ACCOUNTS}`, 'bob', 'transfer'), idempotency: null, failure_budget };
   return { transaction: transaction(`broke-${index % ACCOUNTS}`, 'bob', 'transfer'), idempotency: null, failure_budget };
-}
-
-async function open(kind: string): Promise<{ store: LedgerStore; cleanup(): Promise<void> }> {
-  if (kind === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-bench-'));
-    const store = SqliteStore.open({ path: path.join(dir, 'ledger.db') });
-    return { store, cleanup: async () => { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
-  }
-  const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const schema = `tabula_bench_${randomBytes(4).toString('hex')}`;
-  const store = await PostgresStore.open({ url, schema });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`DROP SCHEMA ${schema} CASCADE`);
-      await client.end();
-    },
-  };
 }
 
 /** Genesis, then one block that gives every funded account a large balance. */
@@ -91,7 +66,7 @@ async function measure(store: LedgerStore, variant: Variant, batch: number, comm
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 async function run(kind: string): Promise<void> {
-  const { store, cleanup } = await open(kind);
+  const { store, cleanup } = await openBenchStore(kind);
   try {
     await fund(store);
     for (const shape of SHAPES) {

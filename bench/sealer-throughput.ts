@@ -9,20 +9,14 @@
  * TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) in a schema of its own, dropped
  * at the end. Numbers are for the machine it runs on; docs/operations.md says what they mean.
  */
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
+import { openBenchStore } from './bench-store.js';
 import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
 import { pendingTransaction } from '../src/domain/hashing.js';
 import type { Transaction, TransactionType } from '../src/domain/transaction.js';
 import { BalanceCommitmentKeeper } from '../src/balance-commitments/balance-commitment-keeper.js';
 import { BlockProducer } from '../src/service/block-producer.js';
-import type { LedgerStore } from '../src/service/ledger-store.js';
 import { DEFAULT_WRITER_LIMITS } from '../src/service/submission-writer.js';
-import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const kind = args[0] ?? 'postgres';
@@ -39,29 +33,8 @@ function transaction(from: string, to: string, type: TransactionType, amount_uni
   return pendingTransaction(preimage);
 }
 
-async function open(): Promise<{ store: LedgerStore; cleanup(): Promise<void> }> {
-  if (kind === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-bench-'));
-    const store = SqliteStore.open({ path: path.join(dir, 'ledger.db') });
-    return { store, cleanup: async () => { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
-  }
-  const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const schema = `tabula_bench_${randomBytes(4).toString('hex')}`;
-  const store = await PostgresStore.open({ url, schema });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`DROP SCHEMA ${schema} CASCADE`);
-      await client.end();
-    },
-  };
-}
-
 async function main(): Promise<void> {
-  const { store, cleanup } = await open();
+  const { store, cleanup } = await openBenchStore(kind);
   try {
     const logger = pino({ level: 'silent' });
     const keeper = COMMITMENTS ? new BalanceCommitmentKeeper(store, logger) : undefined;

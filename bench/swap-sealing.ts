@@ -15,12 +15,10 @@
  * kept. Prints tx/s for each, the ratio,
  * and where the seal's time went, store call by store call.
  */
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
+import { openBenchStore, timedStore } from './bench-store.js';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import pg from 'pg';
 import pino from 'pino';
 import { BalanceCommitmentKeeper } from '../src/balance-commitments/balance-commitment-keeper.js';
 import { pendingTransaction } from '../src/domain/hashing.js';
@@ -28,8 +26,6 @@ import type { Transaction, TransactionType } from '../src/domain/transaction.js'
 import { BlockProducer } from '../src/service/block-producer.js';
 import type { LedgerStore } from '../src/service/ledger-store.js';
 import { DEFAULT_WRITER_LIMITS } from '../src/service/submission-writer.js';
-import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 export type SwapStoreKind = 'sqlite' | 'postgres';
 export type SwapWorkload = 'transfer' | 'swap';
@@ -99,13 +95,13 @@ export async function measureSwapSealing(kind: SwapStoreKind, options: SwapSeali
 }
 
 async function measureWorkload(kind: SwapStoreKind, workload: SwapWorkload, options: SwapSealingOptions): Promise<WorkloadResult> {
-  const { store, cleanup } = await open(kind, options.database_url);
+  const { store, cleanup } = await openBenchStore(kind, options.database_url);
   try {
     const logger = pino({ level: 'silent' });
     const keeper = new BalanceCommitmentKeeper(store, logger);
     const spent = new Map<string, number>();
     const outcomes = new Map<string, number>();
-    const producer = new BlockProducer(timed(store, spent), { now_ms: () => Date.now() }, logger, { block_interval_ms: 1000, block_txs_max: options.block_txs_max }, {
+    const producer = new BlockProducer(timedStore(store, spent), { now_ms: () => Date.now() }, logger, { block_interval_ms: 1000, block_txs_max: options.block_txs_max }, {
       commitment: keeper,
       observer: { blockSealed: (summary) => { for (const [key, count] of summary.outcomes) outcomes.set(key, (outcomes.get(key) ?? 0) + count); } },
     });
@@ -167,44 +163,6 @@ async function append(store: LedgerStore, transactions: Transaction[]): Promise<
   for (let start = 0; start < transactions.length; start += DEFAULT_WRITER_LIMITS.batch_size_max) {
     await store.appendPending(transactions.slice(start, start + DEFAULT_WRITER_LIMITS.batch_size_max).map((transaction) => ({ transaction, idempotency: null })));
   }
-}
-
-/** Wraps the store's methods so that each call's wall time is added to `spent` (as bench/seal-steps.ts). */
-function timed(store: LedgerStore, spent: Map<string, number>): LedgerStore {
-  return new Proxy(store, {
-    get(target, name, receiver) {
-      const value = Reflect.get(target, name, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        const started = performance.now();
-        try {
-          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        } finally {
-          spent.set(String(name), (spent.get(String(name)) ?? 0) + performance.now() - started);
-        }
-      };
-    },
-  });
-}
-
-async function open(kind: SwapStoreKind, url: string): Promise<{ store: LedgerStore; cleanup(): Promise<void> }> {
-  if (kind === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-swap-bench-'));
-    const store = SqliteStore.open({ path: path.join(dir, 'ledger.db') });
-    return { store, cleanup: async () => { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
-  }
-  const schema = `tabula_bench_${randomBytes(4).toString('hex')}`;
-  const store = await PostgresStore.open({ url, schema });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`DROP SCHEMA ${schema} CASCADE`);
-      await client.end();
-    },
-  };
 }
 
 /** One line per workload and the ratio, for the console. */

@@ -1,0 +1,58 @@
+/**
+ * The store-level benchmarks' shared plumbing (sealer throughput, seal steps, swap sealing, the
+ * failure budget's cost): a throw-away store of either kind, and a wrapper timing its calls.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { LedgerStore } from '../src/service/ledger-store.js';
+import { PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+
+export const DEFAULT_BENCH_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+export type BenchStore = { store: LedgerStore; cleanup(): Promise<void> };
+
+/**
+ * A new SQLite file in a temporary folder, or a new schema on PostgreSQL (`url`, else
+ * TEST_DATABASE_URL, else the local server); `cleanup` closes it and removes the file or drops the schema.
+ */
+export async function openBenchStore(kind: string, url = process.env.TEST_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL): Promise<BenchStore> {
+  if (kind === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-bench-'));
+    const store = SqliteStore.open({ path: path.join(dir, 'ledger.db') });
+    return { store, cleanup: async () => { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+  }
+  const schema = `tabula_bench_${randomBytes(4).toString('hex')}`;
+  const store = await PostgresStore.open({ url, schema });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`DROP SCHEMA ${schema} CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+/** Wraps the store's methods so that each call's wall time is added to `spent`, by method name. */
+export function timedStore(store: LedgerStore, spent: Map<string, number>): LedgerStore {
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        const started = performance.now();
+        try {
+          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        } finally {
+          spent.set(String(name), (spent.get(String(name)) ?? 0) + performance.now() - started);
+        }
+      };
+    },
+  });
+}
