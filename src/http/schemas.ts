@@ -277,6 +277,17 @@ export const QuoteSchema = Type.Object({
   fee: Type.Number({ description: 'the part of `amount` the pool keeps as its fee, in the token paid in' }),
 }, { examples: [{ amount_out: 9.87158, token_out: 'USDG', price: 1, price_after: 0.980325168316, fee: 0.03 }] });
 
+export const MarketSchema = Type.Object({
+  pool: Type.String({ description: 'the system account whose balances are the reserves' }),
+  fee_bps: Type.Integer({ description: 'the pool\'s fee in basis points of the amount paid in, fixed when the ledger was created' }),
+  native_price: { ...Price, description: 'the price after `block_number` (the configured NATIVE_PRICE_USD while a reserve is empty); the JSON text is exact' },
+  reserves: Type.Object({
+    native: Type.Number({ description: 'the native reserve; the JSON text is exact' }),
+    usdg: Type.Number({ description: 'the USDG reserve; the JSON text is exact' }),
+  }),
+  block_number: Type.Integer({ description: 'the newest sealed block, as of which all of this is' }),
+}, { examples: [{ pool: '@pool', fee_bps: 30, native_price: 2, reserves: { native: 1000, usdg: 2000 }, block_number: 3 }] });
+
 export const PriceHistoryQuerySchema = Type.Object({
   interval: Type.Optional(Type.String({ description: '1m, 1h or 1d; default 1h', examples: ['1h'] })),
   limit: Type.Optional(Type.String({ description: 'integer 1..1000, default 100', examples: ['100'] })),

@@ -4,10 +4,11 @@ import { PRICE_DECIMALS, formatUsdMicros, type TokenRegistry } from '../domain/t
 import type { BlockHeader } from '../domain/block.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { Candle, CandleInterval } from '../market/candles.js';
-import type { AccountHistoryPage, Balances, ProvenBalances, Quote, Stats } from '../service/ledger-service.js';
+import type { AccountHistoryPage, Balances, MarketState, ProvenBalances, Quote, Stats } from '../service/ledger-service.js';
 import type { FastifyReply } from 'fastify';
 import { ExactNumber, stringifyExact } from './exact-json.js';
 import { historyCursor } from './parameters.js';
+import { POOL_ACCOUNT } from '../domain/system-accounts.js';
 
 export function transactionView(tx: Transaction, tokens: TokenRegistry) {
   return {
@@ -94,6 +95,19 @@ export function quoteView(quote: Quote, tokens: TokenRegistry) {
     price: priceNumber(quote.price_units),
     price_after: priceNumber(quote.price_after_units),
     fee: new ExactNumber(formatUnits(quote.fee_units, tokens.bySymbol(quote.token).decimals)),
+  };
+}
+
+export function marketView(market: MarketState, tokens: TokenRegistry) {
+  return {
+    pool: POOL_ACCOUNT,
+    fee_bps: market.fee_bps,
+    native_price: priceNumber(market.price_units),
+    reserves: {
+      native: new ExactNumber(formatUnits(market.reserves.native_units, tokens.native.decimals)),
+      usdg: new ExactNumber(formatUnits(market.reserves.usdg_units, tokens.usdg.decimals)),
+    },
+    block_number: market.block_number,
   };
 }
 

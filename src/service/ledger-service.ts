@@ -63,6 +63,12 @@ export type Stats = {
   latest_block_number: number;
 };
 
+/** The market as of one block: the pool's fee, its reserves and the price after that block. */
+export type MarketState = { fee_bps: number; reserves: Reserves; price_units: bigint; block_number: number };
+
+/** Reads of the market retried while blocks are sealed between them (then the last read is answered). */
+const MARKET_READ_ATTEMPTS = 5;
+
 /** A quote: what a swap of `amount_units` of `token` would receive now, its fee, and the price before and after. */
 export type Quote = {
   token: string;
@@ -384,6 +390,27 @@ export class LedgerService {
       price_units,
       price_after_units: poolPriceUnits(after) ?? price_units,
     };
+  }
+
+  /**
+   * The market as of the newest sealed block: the pool's fee, its reserves and the price that block
+   * carries (what a verifier needs to replay the pool). The reserves are read between two reads of
+   * the newest block, so they are those of the block named.
+   */
+  async market(): Promise<MarketState> {
+    for (let attempt = 1; ; attempt += 1) {
+      const block = await this.store.latestBlock();
+      const reserves = await this.reserves();
+      const after = await this.store.latestBlock();
+      if (block?.number === after?.number || attempt >= MARKET_READ_ATTEMPTS) {
+        return {
+          fee_bps: this.options.pool_fee_bps ?? POOL_FEE_BPS_DEFAULT,
+          reserves,
+          price_units: this.priceOf(block),
+          block_number: block?.number ?? 0,
+        };
+      }
+    }
   }
 
   /** The pool's reserves as of the newest block. */

@@ -67,7 +67,7 @@ describe('the Python client (clients/python)', () => {
     expect(result.output).toMatch(/^Ran [1-9][0-9]* tests? in /m);
     expect(result.output).toMatch(/^OK$/m);
     expect(result.output, 'a test was skipped').not.toMatch(/skipped/);
-    for (const suite of ['test_vectors', 'test_live_service', 'test_lying_server', 'test_packaging', 'test_exact_values', 'test_market']) {
+    for (const suite of ['test_vectors', 'test_live_service', 'test_lying_server', 'test_packaging', 'test_exact_values', 'test_market', 'test_market_verify']) {
       expect(result.output, `${suite} did not run`).toContain(`tests.${suite}.`);
     }
   }, SUITE_TIMEOUT_MS + 10_000);

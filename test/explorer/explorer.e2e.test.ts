@@ -765,6 +765,12 @@ describe('the market in the explorer, end to end in Chromium', () => {
     expect(await page.locator('#price-chart-title').textContent()).toBe('TAB price in USD, 1 minute candles');
     expect(await page.locator('#price-chart-desc').textContent()).toContain(`last close $${price}`);
     expect(await page.locator('[data-field="day-change"]').textContent()).toMatch(/^[+-]?\d+(\.\d+)? %$/);
+    // The price verified in the browser by replaying the pool from the chain (SDK's MarketReplay), past the last swap.
+    const verified = page.locator('[data-price-verified]');
+    await expect.poll(() => verified.getAttribute('data-price-verified'), { timeout: WAIT_MS }).toBe('yes');
+    const last_swap = await market.anonymous.as(trader_token).request<{ block_number: number }>(`/api/transactions/${failed_swap}`);
+    await expect.poll(async () => Number(await verified.getAttribute('data-verified-to')), { timeout: WAIT_MS }).toBeGreaterThanOrEqual(last_swap.body.block_number);
+    expect(await verified.textContent()).toMatch(/Price verified by replaying the pool up to block \d+ \(\$[0-9.,]+\): 5 swaps and \d+ block prices recomputed/);
     await expectAccessible(page, 'price chart');
     await screenshotOf(page, page.locator('section.price'), 'price-chart');
     await page.close();

@@ -66,6 +66,24 @@ describe('the market', () => {
     expect(history.candles[0].open).toBe(2.5);
   });
 
+  it('states the pool as of the newest block: account, fee, reserves and price, exact', async () => {
+    const empty = await alice.get('/api/market');
+    expect(empty.status).toBe(200);
+    expect(empty.json).toMatchObject({ pool: '@pool', fee_bps: 30, native_price: 2.5, reserves: { native: 0, usdg: 0 } });
+    await provideLiquidity();
+    const swap = await alice.post(SUBMIT, { from: 'alice', to: 'alice', amount: '10', token: 'TAB', type: 'swap' });
+    await ledger.producer.drain();
+    const record = (await alice.get(`/api/transactions/${swap.json.tx_hash}`)).json;
+    const market = await alice.get('/api/market');
+    expect(market.json).toEqual({
+      pool: '@pool', fee_bps: 30, native_price: 1.960650336633, reserves: { native: 1010, usdg: 1980.25684 }, block_number: record.block_number,
+    });
+    // the exact text, as the block carries it
+    expect(market.body).toContain('"native_price":1.960650336633');
+    expect((await alice.get(`/api/blocks/${record.block_number}`)).json.native_price).toBe('1.960650336633');
+    expectProblem(await alice.get('/api/market', null), 401, 'missing_token');
+  });
+
   it('refuses a bad interval or limit with its own code', async () => {
     expectProblem(await alice.get('/api/price/history?interval=5m'), 400, 'invalid_price_interval');
     expectProblem(await alice.get('/api/price/history?limit=0'), 400, 'invalid_pagination');

@@ -54,7 +54,7 @@ describe('OpenAPI document', () => {
   it('describes every registered route, and nothing that is not one', () => {
     const documented = new Set(operations().map(([path, method]) => `${method.toUpperCase()} ${path}`));
     const registered = ledger.app.registeredRoutes.filter((route) => !route.hidden);
-    expect(registered).toHaveLength(48); // 28 operations and the HEAD of each of the 20 GETs
+    expect(registered).toHaveLength(50); // 29 operations and the HEAD of each of the 21 GETs
     for (const route of registered) {
       const path = route.url.replace(/:([A-Za-z]+)/g, '{$1}');
       // HEAD is GET without a body (RFC 9110), which Fastify adds to every GET route by itself.
@@ -65,7 +65,7 @@ describe('OpenAPI document', () => {
     for (const key of documented) expect(registered_keys, key).toContain(key);
     expect([...documented].sort()).toEqual([
       'GET /api/accounts/{userId}/transactions', 'GET /api/balance/{userId}', 'GET /api/blocks', 'GET /api/blocks/{number}', 'GET /api/blocks/{number}/balance-root', 'GET /api/events', 'GET /api/stats', 'GET /api/transactions/{hash}',
-      'GET /api/price/quote', 'GET /api/price/history',
+      'GET /api/market', 'GET /api/price/quote', 'GET /api/price/history',
       'DELETE /api/webhooks/{id}', 'GET /api/transactions/{hash}/proof', 'GET /api/webhooks', 'GET /api/webhooks/{id}', 'GET /api/webhooks/{id}/deliveries', 'GET /healthz', 'GET /readyz',
       'PATCH /api/webhooks/{id}', 'POST /api/transactions/batch', 'POST /api/transactions/submit', 'POST /api/webhooks',
       'POST /api/webhooks/{id}/deliveries/{eventId}/retry', 'POST /api/webhooks/{id}/replay', 'POST /api/webhooks/{id}/rotate-secret',
@@ -76,7 +76,7 @@ describe('OpenAPI document', () => {
   it('names each operation like the SDK method and describes its parameters', () => {
     const ids = operations().map(([, , operation]) => operation.operationId).sort();
     expect(ids).toEqual([
-      'createWebhook', 'deleteWebhook', 'getBalance', 'getBalanceRoot', 'getBlock', 'getPriceHistory', 'getPriceQuote', 'getProof', 'getStats', 'getTransaction', 'getWebhook', 'health', 'listAccountTransactions', 'listBlocks',
+      'createWebhook', 'deleteWebhook', 'getBalance', 'getBalanceRoot', 'getBlock', 'getMarket', 'getPriceHistory', 'getPriceQuote', 'getProof', 'getStats', 'getTransaction', 'getWebhook', 'health', 'listAccountTransactions', 'listBlocks',
       'listWebhookDeliveries', 'listWebhooks', 'ready', 'replayWebhook', 'retryWebhookDelivery', 'rotateWebhookSecret', 'streamEvents', 'submitBatch', 'submitTransaction',
       'updateWebhook', 'getConsistencyProof', 'getBlockProof', 'getCheckpoint', 'getCheckpointKey',
     ].sort());

@@ -15,12 +15,13 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, cast
 
 from . import exact_json
 from .amounts import amount_argument, amount_units, exact_amount, token_decimals
-from .errors import ResponseFormatError, VerificationError, WaitTimeoutError, problem_from
+from .errors import MarketMismatchError, ResponseFormatError, VerificationError, WaitTimeoutError, problem_from
 from .hashing import is_hash
+from .market_replay import PRICE_DECIMALS, MarketReplay, format_units
 from .transport import ATTEMPTS_MAX, Answer, RetryPolicy, Transport
 from .types import (
     AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, Block, BlockHeader, BlockPage, ChainVerification,
-    Candle, HealthStatus, InclusionProof, Jwt, PriceHistory, Quote, Stats, SubmitReceipt, SwapReceipt, Transaction,
+    Candle, HealthStatus, InclusionProof, Jwt, MarketInfo, MarketVerification, PriceHistory, Quote, Stats, SubmitReceipt, SwapReceipt, Transaction,
 )
 from .verification import header_of, verify_block, verify_chain_link, verify_inclusion_against, verify_transaction
 
@@ -234,6 +235,67 @@ class TabulaClient:
         return cast(Block, block)
 
     # --- market -------------------------------------------------------------------------------
+
+    def get_market(self) -> MarketInfo:
+        """``GET /api/market``: the pool's account, fee, reserves and price as of the newest sealed block (numbers as Decimal)."""
+        answer = self._get("/api/market")
+        market = _with_amounts(_object(answer), ("native_price",))
+        reserves = market.get("reserves")
+        if type(market.get("fee_bps")) is not int or type(market.get("block_number")) is not int or not isinstance(reserves, dict):
+            raise ResponseFormatError(f"the service answered {answer.status} with a body that is not the market")
+        _with_amounts(reserves, ("native", "usdg"))
+        return cast(MarketInfo, market)
+
+    def verify_market(self, to_block: Optional[int] = None, *, concurrency: int = 4) -> MarketVerification:
+        """Replays the pool from the chain: blocks 0..``to_block`` (default: the newest, as ``GET /api/market``
+        names it), each block and its transactions fetched (``concurrency`` blocks ahead), every swap's
+        outcome checked against the constant-product formula with the fee ``GET /api/market`` states,
+        every failed swap's reason where the pool decides it, and every block's ``native_price`` against
+        the replayed reserves (rules: ``tabula.market_replay``). A failure for ``insufficient_funds`` or
+        ``balance_overflow`` depends on balances, which the replay does not keep: not checked. Up to the
+        newest block, the reserves ``GET /api/market`` states must be the replayed ones. Raises a
+        ``MarketMismatchError`` naming the block and transaction. Hashes and links are
+        ``verify_chain``'s job: run both.
+        """
+        market = self.get_market()
+        last = market["block_number"] if to_block is None else to_block
+        if type(last) is not int or last < 0:
+            raise ValueError(f"to_block must be a non-negative integer, got {last!r}")
+        replay = MarketReplay(market["fee_bps"])
+
+        def fetch(number: int) -> tuple[Block, list[Transaction]]:
+            block = self.get_block(number)
+            return block, [self.get_transaction(tx_hash) for tx_hash in block.get("transactions", [])]
+
+        workers = min(_CONCURRENCY_MAX, max(1, concurrency))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tabula-verify-market")
+        try:
+            ahead: deque[Future[tuple[Block, list[Transaction]]]] = deque()
+            next_fetch = 0
+            for number in range(0, last + 1):
+                while len(ahead) < workers and next_fetch <= last:
+                    ahead.append(pool.submit(fetch, next_fetch))
+                    next_fetch += 1
+                block, transactions = ahead.popleft().result()
+                for position, tx in enumerate(transactions):
+                    if tx.get("block_number") != number or tx.get("position") != position:
+                        raise VerificationError("record_mismatch", f"the block lists transaction {tx.get('tx_hash')} at position {position}, its record says "
+                                                                   f"block {tx.get('block_number')} position {tx.get('position')}", block_number=number, tx_hash=tx.get("tx_hash"))
+                    replay.transaction(tx, number)
+                replay.end_block(block)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        native = Decimal(format_units(replay.native_units, 8))
+        usdg = Decimal(format_units(replay.usdg_units, 6))
+        if last == market["block_number"] and (market["reserves"]["native"] != native or market["reserves"]["usdg"] != usdg):
+            raise MarketMismatchError("reserves_mismatch", f"GET /api/market states reserves {market['reserves']['native']} native, {market['reserves']['usdg']} USDG, "
+                                                           f"but the replayed pool holds {native} native, {usdg} USDG", block_number=last)
+        price = replay.last_price_units
+        return {
+            "to_block": last, "fee_bps": market["fee_bps"], "blocks_checked": replay.blocks_checked, "swaps_checked": replay.swaps_checked,
+            "prices_checked": replay.prices_checked, "price_units": price, "price": None if price is None else Decimal(format_units(price, PRICE_DECIMALS)),
+            "native_units": replay.native_units, "usdg_units": replay.usdg_units, "reserves": {"native": native, "usdg": usdg},
+        }
 
     def quote(self, token: str, amount: Any) -> Quote:
         """``GET /api/price/quote``: what swapping ``amount`` of ``token`` would receive now (not binding).

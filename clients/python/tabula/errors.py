@@ -129,6 +129,29 @@ class VerificationError(TabulaError):
         super().__init__(f"{place}{reason}{transaction}")
 
 
+class MarketMismatchError(TabulaError):
+    """What the pool replay (``verify_market``, ``MarketReplay``) found the chain's market records cannot be.
+
+    ``code``: ``amount_out_mismatch`` (a swap's outcome is not the formula's), ``failure_implausible`` (a
+    swap failed for a reason the replayed pool rules out), ``price_mismatch`` (a block's native_price is
+    not the replayed pool's), ``reserves_mismatch`` (GET /api/market states other reserves),
+    ``reserve_negative`` (more taken from @pool than it holds), ``malformed_record``. ``block_number`` and
+    ``tx_hash`` say where; ``expected`` / ``actual`` what differed, when it is one value.
+    """
+
+    def __init__(self, code: str, reason: str, *, block_number: Optional[int] = None, tx_hash: Optional[str] = None,
+                 expected: Optional[str] = None, actual: Optional[str] = None) -> None:
+        self.code = code
+        self.reason = reason
+        self.block_number = block_number
+        self.tx_hash = tx_hash
+        self.expected = expected
+        self.actual = actual
+        place = f"block {block_number}: " if block_number is not None else ""
+        transaction = f" (transaction {tx_hash})" if tx_hash is not None else ""
+        super().__init__(f"{place}{reason}{transaction}")
+
+
 _ERRORS_BY_STATUS: dict[int, type[ApiError]] = {
     400: BadRequestError,
     401: UnauthorizedError,

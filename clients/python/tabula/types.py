@@ -202,3 +202,38 @@ class ChainVerification(TypedDict):
     to_block: int
     blocks_verified: int
     head: BlockHeader
+
+
+class MarketReserves(TypedDict):
+    native: Decimal
+    usdg: Decimal
+
+
+class MarketInfo(TypedDict):
+    """``GET /api/market``: the pool as of the newest sealed block, every number exact."""
+
+    pool: str
+    #: The pool's fee in basis points of the amount paid in, fixed when the ledger was created.
+    fee_bps: int
+    #: The price after ``block_number`` (NATIVE_PRICE_USD while a reserve is empty).
+    native_price: Decimal
+    reserves: MarketReserves
+    block_number: int
+
+
+class MarketVerification(TypedDict):
+    """What ``verify_market`` replayed: blocks 0..``to_block`` and the pool and price it ended with."""
+
+    to_block: int
+    fee_bps: int
+    blocks_checked: int
+    swaps_checked: int
+    #: Blocks whose native_price was compared with the replayed pool's (not those while a reserve was empty).
+    prices_checked: int
+    #: The price block ``to_block`` carries, in 12-decimal units and as a Decimal (None: blocks from before the market).
+    price_units: Optional[int]
+    price: Optional[Decimal]
+    #: The replayed reserves after ``to_block``, in base units and as Decimal.
+    native_units: int
+    usdg_units: int
+    reserves: MarketReserves

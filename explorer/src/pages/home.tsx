@@ -1,8 +1,9 @@
-/** The overview: network statistics, the native token's price chart and the latest blocks, all live (from the event stream, or polled). */
+/** The overview: network statistics, the native token's price chart (and whether replaying the pool verifies it) and the latest blocks, all live (from the event stream, or polled). */
 import { BlocksTable } from '../components/blocks-table';
 import { Notice } from '../components/bits';
 import { PageHeading } from '../components/page-heading';
 import { PriceChart } from '../components/price-chart';
+import { PriceVerification } from '../components/price-verification';
 import { StatsTiles } from '../components/stats-tiles';
 import { isBlockSealed } from '../live-events';
 import { useLive, useNow } from '../live';
@@ -21,6 +22,7 @@ export function HomePage() {
       <PageHeading title="Ledger overview" />
       <StatsTiles />
       <PriceChart />
+      <PriceVerification />
       <section aria-labelledby="latest-blocks-heading">
         <div class="section-heading">
           <h2 id="latest-blocks-heading">Latest blocks</h2>

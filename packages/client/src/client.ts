@@ -3,15 +3,17 @@
  * returns. Runs wherever `fetch` and WebCrypto do (Node ≥ 20, browsers).
  */
 import { isHash } from '../../../src/domain/hex.js';
-import { ResponseFormatError, VerificationError, WaitTimeoutError, type SignedCheckpoint } from './errors.js';
+import { formatUnits } from '../../../src/domain/amount.js';
+import { MarketMismatchError, ResponseFormatError, VerificationError, WaitTimeoutError, type SignedCheckpoint } from './errors.js';
 import { LightClient, type TrustAnchor, type TrustOptions } from './light-client.js';
 import { streamEvents } from './event-stream.js';
 import { EventVerifier } from './event-verification.js';
-import { parseWithExactNumbers, plainDecimal, topLevelArrayItemTexts } from './exact-json.js';
+import { parseWithExactNumbers, plainDecimal, topLevelArrayItemTexts, topLevelMemberText } from './exact-json.js';
+import { MarketReplay, decimalUnits, formatPriceUnits } from './market-replay.js';
 import { ATTEMPTS_MAX, problemFrom, sleep, Transport, type Answer, type RequestSpec, type RetryOptions, type TokenProvider } from './transport.js';
 import type {
   AccountTransactionsPage, Balance, BatchItemResult, BatchReceipt, BatchTransactionRequest, Block, BlockHeader, BlockHistoryProof, BlockPage, ChainVerification,
-  Candle, CandleInterval, CheckpointKey, ConsistencyProof, EventsOptions, HealthStatus, InclusionProof, PriceHistory, Quote, Stats, SubmitReceipt, SubmitTransactionRequest,
+  Candle, CandleInterval, CheckpointKey, ConsistencyProof, EventsOptions, HealthStatus, InclusionProof, MarketInfo, MarketVerification, PriceHistory, Quote, Stats, SubmitReceipt, SubmitTransactionRequest,
   SwapReceipt, SwapRequest, TabulaEvent, Transaction, VerifiedBalance,
 } from './types.js';
 import { minReceiveFor } from './slippage.js';
@@ -37,6 +39,14 @@ export type TabulaClientOptions = {
    * `VerificationError`).
    */
   trust?: TrustOptions;
+};
+
+export type MarketOptions = {
+  /** The last block replayed; default: the block `GET /api/market` names (the newest). */
+  toBlock?: number;
+  /** Requests in flight at once (blocks and their transactions): 1..16, default 4. */
+  concurrency?: number;
+  signal?: AbortSignal;
 };
 
 export type WaitOptions = { timeoutMs?: number; intervalMs?: number; signal?: AbortSignal };
@@ -298,6 +308,84 @@ export class TabulaClient {
     return exact(await this.get('/api/stats', options), STATS_AMOUNTS) as Stats;
   }
 
+  /** `GET /api/market`: the pool's account, fee, reserves and price as of the newest sealed block, numbers with their exact `_text`. */
+  async getMarket(options: { signal?: AbortSignal } = {}): Promise<MarketInfo> {
+    const answer = await this.get('/api/market', options);
+    const market = exact(answer, ['native_price']) as Partial<MarketInfo>;
+    const reserves_text = topLevelMemberText(answer.text, 'reserves');
+    let reserves: Record<string, unknown> | null = null;
+    try {
+      reserves = reserves_text === undefined ? null : parseWithExactNumbers(reserves_text, ['native', 'usdg']);
+    } catch {
+      reserves = null;
+    }
+    if (typeof market.fee_bps !== 'number' || typeof market.native_price_text !== 'string' || !Number.isSafeInteger(market.block_number)
+      || reserves === null || typeof reserves['native_text'] !== 'string' || typeof reserves['usdg_text'] !== 'string') {
+      throw new ResponseFormatError(`the service answered ${answer.status} with a body that is not the market`);
+    }
+    return { ...market, reserves } as MarketInfo;
+  }
+
+  /**
+   * Replays the pool from the chain: walks blocks 0..`toBlock` (default: the newest, as `GET
+   * /api/market` names it), fetching each block and its transactions (`concurrency` requests at once),
+   * and checks every swap's outcome against the constant-product formula with the fee `GET
+   * /api/market` states, every failed swap's reason where the pool decides it, and every block's
+   * `native_price` against the replayed reserves (see `MarketReplay` for the rules; a failure for
+   * `insufficient_funds` or `balance_overflow` depends on balances and is not checked). Replaying up
+   * to the newest block, the reserves `GET /api/market` states must be the replayed ones. Throws a
+   * `MarketMismatchError` naming the block and transaction. Hashes and links are `verifyChain`'s
+   * job: run both to trust the prices as well as the chain they are in.
+   */
+  async verifyMarket(options: MarketOptions = {}): Promise<MarketVerification> {
+    const signal_option = options.signal ? { signal: options.signal } : {};
+    const market = await this.getMarket(signal_option);
+    const to = options.toBlock ?? market.block_number;
+    if (!Number.isSafeInteger(to) || to < 0) throw new RangeError(`toBlock must be a non-negative integer, got ${to}`);
+    const replay = new MarketReplay(market.fee_bps);
+    const limit = limiter(Math.min(CONCURRENCY_MAX, Math.max(1, options.concurrency ?? 4)));
+    const fetchBlock = async (number: number): Promise<{ block: Block; transactions: Transaction[] }> => {
+      const block = await limit(() => this.getBlock(number, signal_option));
+      const transactions = await Promise.all(block.transactions.map((hash) => limit(() => this.getTransaction(hash, signal_option))));
+      return { block, transactions };
+    };
+    const ahead: Promise<{ block: Block; transactions: Transaction[] }>[] = [];
+    let next_fetch = 0;
+    for (let number = 0; number <= to; number += 1) {
+      while (ahead.length < Math.max(2, options.concurrency ?? 4) && next_fetch <= to) {
+        const pending = fetchBlock(next_fetch);
+        pending.catch(() => undefined); // awaited in order below
+        ahead.push(pending);
+        next_fetch += 1;
+      }
+      const { block, transactions } = await (ahead.shift() as Promise<{ block: Block; transactions: Transaction[] }>);
+      for (const [position, tx] of transactions.entries()) {
+        if (tx.block_number !== number || tx.position !== position) {
+          throw new VerificationError('record_mismatch', `the block lists transaction ${tx.tx_hash} at position ${position}, its record says block ${String(tx.block_number)} position ${String(tx.position)}`, { block_number: number, tx_hash: tx.tx_hash });
+        }
+        replay.transaction(tx, number);
+      }
+      replay.endBlock(block);
+    }
+    const { native_units, usdg_units } = replay.reserves;
+    if (to === market.block_number) {
+      const stated = { native: decimalUnits(market.reserves.native_text, 8), usdg: decimalUnits(market.reserves.usdg_text, 6) };
+      if (stated.native !== native_units || stated.usdg !== usdg_units) {
+        throw new MarketMismatchError('reserves_mismatch', `GET /api/market states reserves ${market.reserves.native_text} native, ${market.reserves.usdg_text} USDG, but the replayed pool holds ${formatUnits(native_units, 8)} native, ${formatUnits(usdg_units, 6)} USDG`, { block_number: to });
+      }
+    }
+    return {
+      to,
+      fee_bps: market.fee_bps,
+      blocks_checked: replay.blocks_checked,
+      swaps_checked: replay.swaps_checked,
+      prices_checked: replay.prices_checked,
+      price_units: replay.last_price_units,
+      price_text: replay.last_price_units === null ? null : formatPriceUnits(replay.last_price_units),
+      reserves: { native_units, usdg_units, native_text: formatUnits(native_units, 8), usdg_text: formatUnits(usdg_units, 6) },
+    };
+  }
+
   /**
    * `GET /api/price/quote?token&amount`: what swapping `amount` of `token` would receive now, from the
    * reserves as of the newest block, with the pool's fee (not binding). Every number comes with its
@@ -490,6 +578,22 @@ export class TabulaClient {
     const spec: RequestSpec = { method: 'GET', path, retry: true, auth: options.auth ?? true, signal: options.signal };
     return this.transport.send(spec);
   }
+}
+
+/** Runs at most `concurrency` of the tasks given to it at once, in the order given. */
+function limiter(concurrency: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (running >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+    running += 1;
+    try {
+      return await task();
+    } finally {
+      running -= 1;
+      waiting.shift()?.();
+    }
+  };
 }
 
 function headerOf(block: Block): BlockHeader {

@@ -116,6 +116,36 @@ export class VerificationError extends TabulaError {
   }
 }
 
+/**
+ * What the pool replay (`verifyMarket`, `MarketReplay`) found the chain's market records cannot be:
+ * `amount_out_mismatch` (a swap's outcome is not the formula's), `failure_implausible` (a swap failed
+ * for a reason the replayed pool rules out), `price_mismatch` (a block's native_price is not the
+ * replayed pool's), `reserves_mismatch` (the reserves the service states are not the replayed ones),
+ * `reserve_negative` (more taken from @pool than it holds), `malformed_record` (a record the replay
+ * cannot read). `block_number` and `tx_hash` say where; `expected` / `actual` what differed, when it
+ * is one value.
+ */
+export type MarketMismatchCode = 'amount_out_mismatch' | 'failure_implausible' | 'price_mismatch' | 'reserves_mismatch' | 'reserve_negative' | 'malformed_record';
+
+export class MarketMismatchError extends TabulaError {
+  readonly code: MarketMismatchCode;
+  readonly block_number: number | null;
+  readonly tx_hash: string | null;
+  readonly expected: string | null;
+  readonly actual: string | null;
+
+  constructor(code: MarketMismatchCode, reason: string, where: { block_number?: number | null; tx_hash?: string | null; expected?: string; actual?: string } = {}) {
+    const place = where.block_number !== undefined && where.block_number !== null ? `block ${where.block_number}: ` : '';
+    const tx = where.tx_hash !== undefined && where.tx_hash !== null ? ` (transaction ${where.tx_hash})` : '';
+    super(`${place}${reason}${tx}`);
+    this.code = code;
+    this.block_number = where.block_number ?? null;
+    this.tx_hash = where.tx_hash ?? null;
+    this.expected = where.expected ?? null;
+    this.actual = where.actual ?? null;
+  }
+}
+
 /** A signed checkpoint as the service serves it (`GET /api/checkpoint`). */
 export type SignedCheckpoint = {
   size: number;

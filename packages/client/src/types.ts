@@ -206,6 +206,34 @@ export type Quote = {
   fee_text: string;
 };
 
+/** `GET /api/market`: the pool as of the newest sealed block; each number with its exact `_text`. */
+export type MarketInfo = {
+  /** The system account whose balances are the reserves (`@pool`). */
+  pool: string;
+  /** The pool's fee in basis points of the amount paid in, fixed when the ledger was created. */
+  fee_bps: number;
+  /** The price after `block_number` (NATIVE_PRICE_USD while a reserve is empty). */
+  native_price: number;
+  native_price_text: string;
+  reserves: { native: number; native_text: string; usdg: number; usdg_text: string };
+  block_number: number;
+};
+
+/** What `verifyMarket` replayed: blocks 0..`to`, and the pool and price it ended with. */
+export type MarketVerification = {
+  to: number;
+  fee_bps: number;
+  blocks_checked: number;
+  swaps_checked: number;
+  /** Blocks whose native_price was compared with the replayed pool's (not those while a reserve was empty). */
+  prices_checked: number;
+  /** The price block `to` carries, in 12-decimal units and as text (null: blocks from before the market). */
+  price_units: bigint | null;
+  price_text: string | null;
+  /** The replayed reserves after block `to`, in base units and as decimal text. */
+  reserves: { native_units: bigint; usdg_units: bigint; native_text: string; usdg_text: string };
+};
+
 /** `GET /api/price/history` candle intervals. */
 export type CandleInterval = '1m' | '1h' | '1d';
 

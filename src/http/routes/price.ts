@@ -1,14 +1,28 @@
-/** The market's reads: a quote against the current reserves, and the price candles. */
+/** The market's reads: the pool as of the newest block, a quote against its reserves, and the price candles. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TokenRegistry } from '../../domain/tokens.js';
 import { CANDLE_LIMIT_DEFAULT, CANDLE_LIMIT_MAX, isCandleInterval, type CandleInterval } from '../../market/candles.js';
 import type { LedgerService } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses } from '../openapi.js';
 import { HttpProblem } from '../problem.js';
-import { PriceHistoryQuerySchema, PriceHistorySchema, QuoteQuerySchema, QuoteSchema } from '../schemas.js';
-import { priceHistoryView, quoteView, sendExact } from '../views.js';
+import { MarketSchema, PriceHistoryQuerySchema, PriceHistorySchema, QuoteQuerySchema, QuoteSchema } from '../schemas.js';
+import { marketView, priceHistoryView, quoteView, sendExact } from '../views.js';
 
 export const priceRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; tokens: TokenRegistry }> = async (app, { service, tokens }) => {
+  app.get('/market', {
+    schema: {
+      summary: 'The pool as of the newest block',
+      description: 'Its account, fee, reserves and the price the newest block carries: what a verifier needs to replay the pool.',
+      operationId: 'getMarket',
+      tags: ['market'],
+      security: API_SECURITY,
+      response: {
+        200: { ...MarketSchema, description: 'The market', headers: API_RESPONSE_HEADERS },
+        ...errorResponses([...API_ERROR_CODES]),
+      },
+    },
+  }, async (_request, reply) => sendExact(reply, marketView(await service.market(), tokens)));
+
   app.get('/price/quote', {
     schema: {
       summary: 'What a swap would receive now',
