@@ -4,7 +4,6 @@
  * an unsigned or stale checkpoint and against a service showing another history under the same key;
  * `tabula verify` (the chain walk) against the signed history, with a proxy that rewrites a block consistently.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,19 +11,9 @@ import { TabulaClient } from '@tabula/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blockHash, transactionsRoot } from '../../src/domain/hashing.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
-import { ROOT, ServiceProcess } from '../support/service-process.js';
+import { ServiceProcess } from '../support/service-process.js';
 import { forward, pass, startDouble, type Double } from '../support/test-double.js';
-
-const BIN = path.join(ROOT, 'dist/cli/tabula.js');
-type Run = { status: number; stdout: string; stderr: string };
-
-function tabula(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
-  });
-}
+import { tabula } from './support/run-cli.js';
 
 describe('tabula checkpoint, verify --since, witness', () => {
   let a: ServiceProcess;

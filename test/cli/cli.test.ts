@@ -3,33 +3,17 @@
  * `tabula token`, every command in text and JSON, configuration from flags and environment, and
  * `verify` walking the chain, including catching a block altered directly in a copy of the database.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
 import { freePort, ROOT, ServiceProcess } from '../support/service-process.js';
+import { ok, tabula } from './support/run-cli.js';
 
 const BIN = path.join(ROOT, 'dist/cli/tabula.js');
 const U63_MAX_TAB = '92233720368.54775807';
 const API_KEY = 'cli-test-api-key-0123456789';
-
-type Run = { status: number; stdout: string; stderr: string };
-
-function tabula(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
-
-function ok(run: Run): Run {
-  expect(run.status, `${run.stderr}\n${run.stdout}`).toBe(0);
-  return run;
-}
 
 describe('tabula CLI', () => {
   let server: ServiceProcess;

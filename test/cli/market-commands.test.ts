@@ -3,29 +3,10 @@
  * min_receive a slippage tolerance gives, the receipt or (--wait) the sealed swap, the price and its
  * candles as text and JSON, and bad usage refused with exit 2 before anything is sent.
  */
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
-import { ROOT, ServiceProcess } from '../support/service-process.js';
-
-const BIN = path.join(ROOT, 'dist/cli/tabula.js');
-
-type Run = { status: number; stdout: string; stderr: string };
-
-function tabula(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
-
-function ok(run: Run): Run {
-  expect(run.status, `${run.stderr}\n${run.stdout}`).toBe(0);
-  return run;
-}
+import { ServiceProcess } from '../support/service-process.js';
+import { ok, tabula } from './support/run-cli.js';
 
 describe('tabula swap and tabula price', () => {
   let server: ServiceProcess;

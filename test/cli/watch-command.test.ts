@@ -3,26 +3,17 @@
  * as text, ending cleanly (exit 0) on SIGTERM and SIGINT or after `--limit` events, and refusing bad
  * options (exit 2) and a cursor the service refuses (exit 1).
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { TabulaClient } from '@tabula/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStreamProxy } from '../support/event-stream-proxies.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
 import { ROOT, ServiceProcess } from '../support/service-process.js';
+import { tabula } from './support/run-cli.js';
 
 const BIN = path.join(ROOT, 'dist/cli/tabula.js');
 const U63_MAX_TAB = '92233720368.54775807';
-
-type Run = { status: number; stdout: string; stderr: string };
-
-function tabula(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
-  });
-}
 
 /** Runs `tabula watch …` until it printed `lines` lines, then sends `signal`; resolves with how it ended. */
 function watchUntil(args: string[], env: Record<string, string>, lines: number, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
@@ -92,10 +83,10 @@ describe('tabula watch', () => {
   });
 
   it('--limit ends by itself; --types and --account filter', async () => {
-    const limited = await tabula(['watch', '--after', '0', '--limit', '3'], env);
+    const limited = await tabula(['watch', '--after', '0', '--limit', '3'], env, 30_000);
     expect(limited, limited.stderr).toMatchObject({ status: 0 });
     expect(limited.stdout.trimEnd().split('\n')).toHaveLength(3);
-    const alice = await tabula(['watch', '--after', '0', '--types', 'transaction.confirmed', '--account', 'alice', '--limit', '1', '--json'], env);
+    const alice = await tabula(['watch', '--after', '0', '--types', 'transaction.confirmed', '--account', 'alice', '--limit', '1', '--json'], env, 30_000);
     expect(alice.status, alice.stderr).toBe(0);
     expect(JSON.parse(alice.stdout)).toMatchObject({ type: 'transaction.confirmed', data: { to: 'alice', amount: 5 } });
   });
@@ -104,7 +95,7 @@ describe('tabula watch', () => {
     const proxy = await startStreamProxy(server.url);
     try {
       proxy.rewrite = (line) => (line.startsWith('data: ') && line.includes('"type":"transaction.confirmed"') ? line.replace('"amount":5,', '"amount":6,') : line);
-      const lied = await tabula(['watch', '--after', '0', '--verify'], { ...env, TABULA_URL: proxy.url });
+      const lied = await tabula(['watch', '--after', '0', '--verify'], { ...env, TABULA_URL: proxy.url }, 30_000);
       expect(lied.status, lied.stderr).toBe(3);
       expect(lied.stderr).toMatch(/^verification FAILED at block 1: .*hashes to/m);
       expect(lied.stdout).toMatch(/transaction\.accepted +0x[0-9a-f]{64} {2}5 TAB/); // the events before it were printed
@@ -116,13 +107,13 @@ describe('tabula watch', () => {
 
   it('exits 2 on bad options and 1 when the service refuses the cursor', async () => {
     for (const args of [['--after', 'x'], ['--after', '-1'], ['--limit', '0'], ['--types', 'transaction.minted'], ['--types', ','], ['extra'], ['--no-such-flag']]) {
-      const run = await tabula(['watch', ...args], env);
+      const run = await tabula(['watch', ...args], env, 30_000);
       expect(run.status, args.join(' ')).toBe(2);
       expect(run.stderr).toContain('see tabula --help');
     }
-    const beyond = await tabula(['watch', '--after', '999999'], env);
+    const beyond = await tabula(['watch', '--after', '999999'], env, 30_000);
     expect(beyond.status).toBe(1);
     expect(beyond.stderr).toContain('error 400 invalid_event_cursor');
-    expect((await tabula(['--help'], {})).stdout).toContain('tabula watch');
+    expect((await tabula(['--help'], {}, 30_000)).stdout).toContain('tabula watch');
   });
 });
