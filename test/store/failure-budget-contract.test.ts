@@ -111,6 +111,20 @@ describe(`the failure budget in the store (${testStoreKind()})`, () => {
     expect(kinds(await store.appendPending([charged(tx('alice', 1n), 0)]))).toEqual(['refused']);
   });
 
+  it('counts what is pending whoever appended or sealed it: a handle opened later, and a handle that another one sealed under', async () => {
+    await fund('alice', 100n);
+    const first = tx('alice', 60n);
+    expect(kinds(await store.appendPending([charged(first, 0)]))).toEqual(['stored']);
+    // Opened after the append (a restart): 60 of the 100 are pending, so 60 more is not covered.
+    const later = await another();
+    expect(kinds(await later.appendPending([charged(tx('alice', 60n), 0)]))).toEqual(['refused']);
+    expect(kinds(await later.appendPending([charged(tx('alice', 40n), 0)]))).toEqual(['stored']);
+    // `store` seals the first debit; `later` learns of it from the database, not from `store`.
+    await seal([first], [{ user_id: 'alice', token: 'TAB', units: 40n }, { user_id: 'bob', token: 'TAB', units: 60n }]);
+    expect(kinds(await later.appendPending([charged(tx('alice', 1n), 0)]))).toEqual(['refused']);
+    expect(kinds(await store.appendPending([charged(tx('alice', 1n), 0)]))).toEqual(['refused']);
+  });
+
   it('lets two handles (two instances) together store no more uncovered debits than one budget', async () => {
     const second = await another();
     const rounds = await Promise.all([store, second, store, second].map((handle) =>

@@ -142,14 +142,16 @@ export class SqliteStore implements LedgerStore {
     this.db.pragma('synchronous = NORMAL');
     let results: AppendResult[];
     try {
+      const budget = this.failure_budget.begin();
       results = this.db.transaction(() => {
+        this.failure_budget.sync();
         const sequence = { next: this.lastEventSequence() + 1 };
-        const budget = this.failure_budget.begin();
         const appended = batch.map((item) => this.appendOne(item, sequence, budget));
         budget.finish();
         this.statements.setEventCounter.run(sequence.next - 1);
         return appended;
       })();
+      budget.committed();
     } finally {
       this.db.pragma('synchronous = FULL');
     }
@@ -267,13 +269,16 @@ export class SqliteStore implements LedgerStore {
 
   commitBlock(commit: BlockCommit): Promise<void> {
     return guardWrite('seal a block', this.health, isSqliteStorageFault, async () => {
-      this.db.transaction(() => this.writeBlock(commit))();
+      const settle = this.db.transaction(() => this.writeBlock(commit))();
+      settle();
     });
   }
 
-  private writeBlock(commit: BlockCommit): void {
+  /** Writes the block; returns what to do once it has committed (take its debits off the senders' pending totals). */
+  private writeBlock(commit: BlockCommit): () => void {
     const { header, totals } = commit;
     assert(commit.outcomes.length === header.transactions_count, 'a block seals exactly the transactions it declares');
+    this.failure_budget.sync();
     const s = this.statements;
     s.insertBlock.run(
       header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root,
@@ -292,13 +297,14 @@ export class SqliteStore implements LedgerStore {
     for (const user_id of commit.new_users) s.insertAccount.run(user_id);
     for (const user_id of commit.active_users) s.touchAccount.run(header.timestamp, user_id);
     for (const candle of commit.candles ?? []) s.putCandle.run(...candleRow(candle));
-    this.failure_budget.settleBlock(header.number);
+    const settle = this.failure_budget.settleBlock(header.number);
     this.writeBalanceRoot(commit);
     // The block's events: its outcomes in position order, then its block.sealed.
     const first_sequence = this.lastEventSequence() + 1;
     s.insertBlockEvents.run(header.number, first_sequence);
     s.setEventCounter.run(first_sequence + header.transactions_count);
     this.writeHistory(header);
+    return settle;
   }
 
   /** Appends one block to the history tree, inside the caller's transaction. */
