@@ -110,6 +110,13 @@ class ResponseFormatError(TabulaError):
     """A 2xx answer that is not the JSON the API documents."""
 
 
+def _placed_message(reason: str, block_number: Optional[int], tx_hash: Optional[str]) -> str:
+    """The message `block N: reason (transaction H)`, each part only when known."""
+    place = f"block {block_number}: " if block_number is not None else ""
+    transaction = f" (transaction {tx_hash})" if tx_hash is not None else ""
+    return f"{place}{reason}{transaction}"
+
+
 class VerificationError(TabulaError):
     """What the server sent does not verify: a recomputed hash, root or link differs from what it claims.
 
@@ -124,9 +131,7 @@ class VerificationError(TabulaError):
         self.reason = reason
         self.block_number = block_number
         self.tx_hash = tx_hash
-        place = f"block {block_number}: " if block_number is not None else ""
-        transaction = f" (transaction {tx_hash})" if tx_hash is not None else ""
-        super().__init__(f"{place}{reason}{transaction}")
+        super().__init__(_placed_message(reason, block_number, tx_hash))
 
 
 class MarketMismatchError(TabulaError):
@@ -147,9 +152,7 @@ class MarketMismatchError(TabulaError):
         self.tx_hash = tx_hash
         self.expected = expected
         self.actual = actual
-        place = f"block {block_number}: " if block_number is not None else ""
-        transaction = f" (transaction {tx_hash})" if tx_hash is not None else ""
-        super().__init__(f"{place}{reason}{transaction}")
+        super().__init__(_placed_message(reason, block_number, tx_hash))
 
 
 _ERRORS_BY_STATUS: dict[int, type[ApiError]] = {

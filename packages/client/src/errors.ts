@@ -97,6 +97,16 @@ export type VerificationCode =
   | 'checkpoint_signature_invalid' | 'checkpoint_stale' | 'history_proof_invalid'
   | 'balance_proof_invalid' | 'balance_mismatch' | 'balance_root_mismatch';
 
+/** Where in the chain a verifier found a problem, when known. */
+type ChainPlace = { block_number?: number | null; tx_hash?: string | null };
+
+/** "block N: reason (transaction H)", each part only when known. */
+function placedMessage(reason: string, where: ChainPlace): string {
+  const place = where.block_number == null ? '' : `block ${where.block_number}: `;
+  const tx = where.tx_hash == null ? '' : ` (transaction ${where.tx_hash})`;
+  return `${place}${reason}${tx}`;
+}
+
 /**
  * What the server sent does not verify: a recomputed hash, root or link differs from what it claims.
  * `block_number` and `tx_hash` say where, when known.
@@ -106,10 +116,8 @@ export class VerificationError extends TabulaError {
   readonly block_number: number | null;
   readonly tx_hash: string | null;
 
-  constructor(code: VerificationCode, reason: string, where: { block_number?: number | null; tx_hash?: string | null } = {}) {
-    const place = where.block_number !== undefined && where.block_number !== null ? `block ${where.block_number}: ` : '';
-    const tx = where.tx_hash !== undefined && where.tx_hash !== null ? ` (transaction ${where.tx_hash})` : '';
-    super(`${place}${reason}${tx}`);
+  constructor(code: VerificationCode, reason: string, where: ChainPlace = {}) {
+    super(placedMessage(reason, where));
     this.code = code;
     this.block_number = where.block_number ?? null;
     this.tx_hash = where.tx_hash ?? null;
@@ -134,10 +142,8 @@ export class MarketMismatchError extends TabulaError {
   readonly expected: string | null;
   readonly actual: string | null;
 
-  constructor(code: MarketMismatchCode, reason: string, where: { block_number?: number | null; tx_hash?: string | null; expected?: string; actual?: string } = {}) {
-    const place = where.block_number !== undefined && where.block_number !== null ? `block ${where.block_number}: ` : '';
-    const tx = where.tx_hash !== undefined && where.tx_hash !== null ? ` (transaction ${where.tx_hash})` : '';
-    super(`${place}${reason}${tx}`);
+  constructor(code: MarketMismatchCode, reason: string, where: ChainPlace & { expected?: string; actual?: string } = {}) {
+    super(placedMessage(reason, where));
     this.code = code;
     this.block_number = where.block_number ?? null;
     this.tx_hash = where.tx_hash ?? null;
