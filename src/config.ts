@@ -8,6 +8,7 @@ import { parseAmount } from './domain/amount.js';
 import { FAILURE_BUDGET_PER_HOUR_DEFAULT, FAILURE_BUDGET_PER_HOUR_MAX } from './failure-budget/failure-budget-policy.js';
 import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/tokens.js';
 import { POOL_FEE_BPS_DEFAULT, POOL_FEE_BPS_MAX } from './market/pool.js';
+import { READ_CACHE_DEFAULT_BYTES, READ_CACHE_LIMIT_BYTES } from './read-cache/sealed-record-cache.js';
 import { POSTGRES_TIMEOUTS_DEFAULT, SCHEMA_NAME_PATTERN, type PostgresTimeouts } from './store/postgres/connection.js';
 import { parseCheckpointKey, type CheckpointKey } from './checkpoints/checkpoint-key.js';
 import { chooseLogFormat, LOG_FORMAT_SETTINGS, type LogFormat, type LogFormatSetting } from './logging/log-format.js';
@@ -59,6 +60,8 @@ export type Config = {
   block_txs_max: number;
   /** Transactions stored and waiting to be sealed at the most; past it submissions get 503 pending_backlog_full. */
   pending_max: number;
+  /** READ_CACHE_MAX_BYTES: serialised answers of sealed transactions and blocks kept in memory at the most (src/read-cache); 0: none. */
+  read_cache_max_bytes: number;
   native_symbol: string;
   native_price_text: string;
   native_price_units: bigint;
@@ -163,6 +166,7 @@ export function loadConfig(env: Environment = process.env, runtime: ConfigRuntim
     block_interval_ms: integer(env, 'BLOCK_INTERVAL_MS', 1000, 10, 3_600_000),
     block_txs_max: integer(env, 'BLOCK_TXS_MAX', 10_000, 1, BLOCK_TXS_LIMIT),
     pending_max: integer(env, 'PENDING_MAX', 100_000, 1, 100_000_000),
+    read_cache_max_bytes: integer(env, 'READ_CACHE_MAX_BYTES', READ_CACHE_DEFAULT_BYTES, 0, READ_CACHE_LIMIT_BYTES),
     native_symbol: symbol(env, 'NATIVE_SYMBOL') ?? 'TAB',
     native_price_text,
     native_price_units: price('NATIVE_PRICE_USD', native_price_text),

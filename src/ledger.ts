@@ -43,6 +43,7 @@ import { RETRY_DELAY_CAP_MS } from './webhooks/retry-backoff.js';
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
 import { ENDPOINTS_MAX, WebhookService } from './webhooks/webhook-service.js';
+import { SealedRecordCache } from './read-cache/sealed-record-cache.js';
 import type { WebhookStore } from './webhooks/webhook-store.js';
 
 const IDEMPOTENCY_PRUNE_INTERVAL_MS = 10 * 60_000;
@@ -202,8 +203,10 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const metrics_route = config.metrics_port === undefined && config.metrics_token !== undefined ? { token: config.metrics_token } : null;
   let streams_open = 0;
   metrics.watchEvents({ head: () => events.head(), streams_open: () => streams_open });
+  const read_cache = new SealedRecordCache(config.read_cache_max_bytes);
+  metrics.watchReadCache(read_cache);
   const app = await buildServer({
-    service, tokens, verifier, api_key_check, rate_limiter, auth_failure_limiter, clock, logger, metrics, metrics_route, dev_tokens, explorer_root,
+    service, tokens, verifier, api_key_check, rate_limiter, auth_failure_limiter, clock, logger, metrics, metrics_route, dev_tokens, explorer_root, read_cache,
     trust_proxy: config.trust_proxy,
     connection_limits: config.http_limits,
     cors_origins: config.cors_origins,

@@ -59,6 +59,18 @@ export const API_RESPONSE_HEADERS = {
   [API_VERSION_HEADER]: { type: 'string', description: 'The major version of the interface that answered (`/api/...` and `/api/v1/...` are version 1)', examples: [String(API_MAJOR_VERSION)] },
 };
 
+/** What a sealed record (a confirmed or failed transaction, a block) answers with besides the API's headers: it never changes. */
+export const SEALED_RECORD_HEADERS = {
+  ...API_RESPONSE_HEADERS,
+  etag: { type: 'string', description: 'A strong validator of the answer: send it back in `If-None-Match` to get 304 instead of the body' },
+  'cache-control': { type: 'string', description: '`private, max-age=31536000, immutable` for a sealed record (it never changes); `no-store` for a pending transaction', examples: ['private, max-age=31536000, immutable'] },
+};
+
+/** The answer to a conditional read of a sealed record whose ETag the client already holds. */
+export const NOT_MODIFIED_RESPONSE = {
+  304: { type: 'null', description: 'Not Modified: `If-None-Match` named the current ETag (sealed records never change); no body', headers: SEALED_RECORD_HEADERS },
+};
+
 /**
  * problem+json responses for `codes`, one per status: the description lists each code with its
  * meaning from the catalogue, and each code has an example body.

@@ -22,6 +22,7 @@ import type { RateLimiter } from './rate-limit.js';
 import { guard } from './request-guard.js';
 import { accountRoutes } from './routes/accounts.js';
 import { blockRoutes } from './routes/blocks.js';
+import { READ_CACHE_DEFAULT_BYTES, SealedRecordCache } from '../read-cache/sealed-record-cache.js';
 import { balanceRootRoutes } from './routes/balance-roots.js';
 import { devTokenRoutes } from './routes/dev-token.js';
 import { eventRoutes, type EventStreamLimits } from './routes/events.js';
@@ -82,10 +83,13 @@ export type ServerDependencies = {
   history?: HistoryRouteOptions | undefined;
   /** Timeouts and the connection cap (default: DEFAULT_CONNECTION_LIMITS). */
   connection_limits?: ConnectionLimits | undefined;
+  /** Serialised answers of sealed transactions and blocks (default: a cache of READ_CACHE_DEFAULT_BYTES). */
+  read_cache?: SealedRecordCache | undefined;
 };
 
 export async function buildServer(deps: ServerDependencies) {
   const app = baseServer(deps.logger, deps.trust_proxy, deps.connection_limits);
+  const read_cache = deps.read_cache ?? new SealedRecordCache(READ_CACHE_DEFAULT_BYTES);
   app.decorateRequest('principal', null);
   // Callback-style hooks: no promise per request.
   app.addHook('onResponse', (request, reply, done) => {
@@ -109,9 +113,9 @@ export async function buildServer(deps: ServerDependencies) {
       done();
     });
     api.addHook('onRequest', (request, reply) => guard(deps, request, reply));
-    await api.register(transactionRoutes, { service: deps.service, tokens: deps.tokens, metrics: deps.metrics, rate_limiter: deps.rate_limiter, clock: deps.clock, history: deps.history?.history });
+    await api.register(transactionRoutes, { service: deps.service, tokens: deps.tokens, metrics: deps.metrics, rate_limiter: deps.rate_limiter, clock: deps.clock, history: deps.history?.history, read_cache });
     await api.register(accountRoutes, { service: deps.service, tokens: deps.tokens });
-    await api.register(blockRoutes, { service: deps.service });
+    await api.register(blockRoutes, { service: deps.service, read_cache });
     await api.register(balanceRootRoutes, { service: deps.service });
     await api.register(statsRoutes, { service: deps.service });
     await api.register(priceRoutes, { service: deps.service, tokens: deps.tokens });

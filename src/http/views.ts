@@ -1,7 +1,7 @@
 /** Domain records → JSON bodies; amounts become exact decimal numbers here and nowhere else. */
 import { formatUnits } from '../domain/amount.js';
 import { PRICE_DECIMALS, formatUsdMicros, type TokenRegistry } from '../domain/tokens.js';
-import type { BlockHeader } from '../domain/block.js';
+import type { Block, BlockHeader } from '../domain/block.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { Candle, CandleInterval } from '../market/candles.js';
 import type { AccountHistoryPage, Balances, MarketState, ProvenBalances, Quote, Stats } from '../service/ledger-service.js';
@@ -43,6 +43,11 @@ export function blockHeaderView(block: BlockHeader) {
     transactions_root: block.transactions_root,
     native_price: block.native_price ?? null,
   };
+}
+
+/** A block as `GET /blocks/{number}` shows it: its header and its transaction hashes, in block order. */
+export function blockView(block: Block) {
+  return { ...blockHeaderView(block), transactions: block.transactions };
 }
 
 /** A page of an account's history: every transaction as `transactionView` shows it, and the cursor of the next page. */

@@ -79,6 +79,38 @@ export class LedgerMetrics implements BlockSealObserver {
     this.token_cache.inc({ result: 'miss' }, 0);
   }
 
+  /** Registers the read cache's figures (src/read-cache), read at scrape time: nothing is counted per request. */
+  watchReadCache(cache: { readonly bytes: number; readonly size: number; readonly hits: number; readonly misses: number; readonly bytes_max: number }): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'tabula_read_cache_lookups_total',
+      help: 'Look-ups of sealed transactions and blocks in the cache of serialised answers, by result (hit or miss)',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ result: 'hit' }, cache.hits);
+        this.inc({ result: 'miss' }, cache.misses);
+      },
+    });
+    new Gauge({
+      name: 'tabula_read_cache_bytes',
+      help: 'Bytes the cache of serialised answers holds (estimated; READ_CACHE_MAX_BYTES at most)',
+      registers,
+      collect() {
+        this.set(cache.bytes);
+      },
+    });
+    new Gauge({
+      name: 'tabula_read_cache_entries',
+      help: 'Answers the cache of serialised answers holds',
+      registers,
+      collect() {
+        this.set(cache.size);
+      },
+    });
+  }
+
   /** Registers the gauges that read queue depths at scrape time. */
   watchQueues(sources: QueueSources): void {
     const registers = [this.registry];

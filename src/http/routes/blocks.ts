@@ -1,10 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { LedgerService } from '../../service/ledger-service.js';
-import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
+import type { SealedRecordCache } from '../../read-cache/sealed-record-cache.js';
+import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, NOT_MODIFIED_RESPONSE, PATH_PARAMETER_ERROR_CODES, SEALED_RECORD_HEADERS } from '../openapi.js';
 import { parseBlockNumber, parsePagination } from '../parameters.js';
 import { BlockPageSchema, BlockParamsSchema, BlockSchema, BlocksQuerySchema } from '../schemas.js';
+import { keepSealed, sendSealed } from '../sealed-answers.js';
+import { blockView } from '../views.js';
 
-export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService }> = async (app, { service }) => {
+export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; read_cache: SealedRecordCache }> = async (app, { service, read_cache }) => {
   app.get('/blocks', {
     schema: {
       summary: 'Blocks, newest first',
@@ -27,18 +30,23 @@ export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService }> 
   app.get('/blocks/:number', {
     schema: {
       summary: 'A block with its transaction hashes',
-      description: 'Recompute `transactions_root` from `transactions` (RFC 6962) and `hash` from the header to verify it. Genesis is block 0.',
+      description: 'Recompute `transactions_root` from `transactions` (RFC 6962) and `hash` from the header to verify it. Genesis is block 0. A block never changes: its answer carries an `ETag` and `Cache-Control: private, max-age=31536000, immutable`, and `If-None-Match` with that tag gets 304.',
       operationId: 'getBlock',
       tags: ['blocks'],
       security: API_SECURITY,
       params: BlockParamsSchema,
       response: {
-        200: { ...BlockSchema, description: 'The block', headers: API_RESPONSE_HEADERS },
+        200: { ...BlockSchema, description: 'The block', headers: SEALED_RECORD_HEADERS },
+        ...NOT_MODIFIED_RESPONSE,
         ...errorResponses(['invalid_block_number', 'block_not_found', ...PATH_PARAMETER_ERROR_CODES, ...API_ERROR_CODES]),
       },
     },
-  }, async (request) => {
-    const block = await service.block(parseBlockNumber(request.params.number));
-    return { ...block, native_price: block.native_price ?? null };
+  }, async (request, reply) => {
+    const number = parseBlockNumber(request.params.number);
+    const key = `block:${number}`;
+    const kept = read_cache.get(key);
+    if (kept !== undefined) return sendSealed(request, reply, kept);
+    const block = await service.block(number);
+    return sendSealed(request, reply, keepSealed(read_cache, key, blockView(block)));
   });
 };

@@ -6,7 +6,7 @@ import type { LedgerMetrics } from '../../metrics/ledger-metrics.js';
 import type { Clock } from '../../service/clock.js';
 import { distinctIdempotencyKeys, type BatchItem, type BatchItemOutcome, type LedgerService, type Principal } from '../../service/ledger-service.js';
 import { toHttpProblem } from '../error-mapping.js';
-import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
+import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, NOT_MODIFIED_RESPONSE, PATH_PARAMETER_ERROR_CODES, SEALED_RECORD_HEADERS } from '../openapi.js';
 import { parseHashParameter } from '../parameters.js';
 import { HttpProblem, problem, type Problem } from '../problem.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limit.js';
@@ -17,6 +17,8 @@ import {
 import { principalOf } from '../request-guard.js';
 import type { HistoryService } from '../../service/history-service.js';
 import { transactionView, sendExact } from '../views.js';
+import type { SealedRecordCache } from '../../read-cache/sealed-record-cache.js';
+import { keepSealed, PENDING_CACHE_CONTROL, sendSealed } from '../sealed-answers.js';
 
 /** A batch of 1000 plain transfers is about 100 KiB; this leaves room for metadata. */
 export const BATCH_BODY_BYTES_MAX = 1024 * 1024;
@@ -25,6 +27,8 @@ type Options = {
   service: LedgerService; tokens: TokenRegistry; metrics: LedgerMetrics; rate_limiter: RateLimiter; clock: Clock;
   /** When set, a transaction's proof carries its block's inclusion in the latest history. */
   history?: HistoryService | undefined;
+  /** Sealed transactions' answers, kept serialised (src/read-cache). */
+  read_cache: SealedRecordCache;
 };
 
 type BatchResult = { index: number; status: number; tx_hash?: string; timestamp?: number; replayed?: boolean; error?: Problem };
@@ -41,7 +45,7 @@ const SUBMIT_ERRORS = [
 /** A batch refuses as a whole only what it cannot read; each item's own errors are in its result. */
 const BATCH_ERRORS = ['validation_failed', 'malformed_json', 'number_not_exact', 'payload_too_large', 'unsupported_media_type', 'service_overloaded', 'pending_backlog_full', ...API_ERROR_CODES] as const;
 
-export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens, metrics, rate_limiter, clock, history }) => {
+export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens, metrics, rate_limiter, clock, history, read_cache }) => {
   /**
    * Charges a batch one request per transaction. When that does not fit, items whose idempotency key
    * the caller already stored (they write nothing) are not charged: a client retrying a batch whose
@@ -141,19 +145,26 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app,
   app.get('/transactions/:hash', {
     schema: {
       summary: 'Look up a transaction',
-      description: '`block_number`, `block_hash`, `position` and `error` are null until they apply.',
+      description: '`block_number`, `block_hash`, `position` and `error` are null until they apply. A sealed transaction (confirmed or failed) never changes: its answer carries an `ETag` and `Cache-Control: private, max-age=31536000, immutable`, and `If-None-Match` with that tag gets 304. A pending one is `Cache-Control: no-store`.',
       operationId: 'getTransaction',
       tags: ['transactions'],
       security: API_SECURITY,
       params: HashParamsSchema,
       response: {
-        200: { ...TransactionSchema, description: 'The transaction', headers: API_RESPONSE_HEADERS },
+        200: { ...TransactionSchema, description: 'The transaction', headers: SEALED_RECORD_HEADERS },
+        ...NOT_MODIFIED_RESPONSE,
         ...errorResponses(['invalid_transaction_hash', 'transaction_not_found', ...PATH_PARAMETER_ERROR_CODES, ...API_ERROR_CODES]),
       },
     },
   }, async (request, reply) => {
-    const transaction = await service.transaction(parseHashParameter(request.params.hash));
-    return sendExact(reply, transactionView(transaction, tokens));
+    const hash = parseHashParameter(request.params.hash);
+    const key = `transaction:${hash}`;
+    const kept = read_cache.get(key);
+    if (kept !== undefined) return sendSealed(request, reply, kept);
+    const transaction = await service.transaction(hash);
+    const view = transactionView(transaction, tokens);
+    if (transaction.status === 'pending') return sendExact(reply.header('cache-control', PENDING_CACHE_CONTROL), view);
+    return sendSealed(request, reply, keepSealed(read_cache, key, view));
   });
 
   app.get('/transactions/:hash/proof', {
