@@ -134,9 +134,17 @@ export const SQL = {
   findIdempotency: `SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency_keys WHERE caller = $1 AND key = $2`,
   countIdempotencyKeys: 'SELECT count(*)::int AS stored FROM idempotency_keys WHERE caller = $1 AND key = ANY($2::text[])',
   pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < $1',
-  insertTransactions: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
-       SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, 'pending', $10::bigint + arrival, min_receive, token_out
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $11::bigint[], $12::text[])
+  // One round trip for the group commit's rows and their event sequences: the counter is advanced by
+  // the number of rows (locking it until commit, so sequences stay gap-free and in commit order) and the
+  // rows take the sequences after it, in arrival order (no counter row: no rows, which the caller
+  // asserts against). Its NOTIFY is that of advanceEventCounter.
+  insertTransactions: `WITH counter AS (
+         UPDATE event_counter SET last_sequence = last_sequence + cardinality($1::text[]) WHERE id = 1
+         RETURNING last_sequence - cardinality($1::text[]) AS before, pg_notify($10, last_sequence::text)
+       )
+       INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
+       SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, 'pending', counter.before + arrival, min_receive, token_out
+       FROM counter CROSS JOIN unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $11::bigint[], $12::text[])
          WITH ORDINALITY AS t(tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, min_receive, token_out, arrival)
        ORDER BY arrival`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = $1`,
@@ -623,13 +631,13 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
     results.push(holder_retry_after_s === undefined ? { kind: 'replay', record } : { kind: 'refused', retry_after_s: holder_retry_after_s });
   }
   if (stored.length > 0) {
-    const before = await advanceEventCounter(client, stored.length, event_channel);
-    await run(client, 'insertTransactions', [
+    const inserted = await run(client, 'insertTransactions', [
       stored.map((tx) => tx.tx_hash), stored.map((tx) => tx.from), stored.map((tx) => tx.to), stored.map((tx) => tx.amount_units.toString()),
       stored.map((tx) => tx.token), stored.map((tx) => tx.type), stored.map((tx) => JSON.stringify(tx.metadata)), stored.map((tx) => tx.nonce),
-      stored.map((tx) => tx.timestamp), before,
+      stored.map((tx) => tx.timestamp), event_channel,
       stored.map((tx) => tx.min_receive_units?.toString() ?? null), stored.map((tx) => tx.token_out),
     ]);
+    assert(inserted.rowCount === stored.length, 'every stored transaction of a group commit is one new row');
   }
   return results;
 }
