@@ -19,12 +19,10 @@ import { DEFAULT_DATABASE_URL, describeSwapSealing, measureSwapSealing } from '.
 import { getJson, loadTransactions, metricValue, scrapeMetrics, signToken, waitUntilSealed, type Stats, type TransferBody } from './ledger-client.js';
 import type { LoadSpec, PooledRequest } from './load-types.js';
 import { BENCH_PARTS, formatSize, readOptions, type BenchOptions } from './options.js';
+import { batchPool, mint, readPools as readPoolsOf, SAMPLE_POOL_SIZE, submitHotPool, submitManyPool, SUBMIT_AMOUNT, type ReadPool } from './scenario-requests.js';
 import { BenchError, sleep, startBareServer, startLoadGenerator, startService, type LoadGenerator, type ServiceProcess } from './processes.js';
 import { eventsMarkdown, judgeTargets, markdownReport, printReport, type BenchResults, type ScaleLevel, type ScenarioResult } from './report.js';
 
-const SUBMIT_AMOUNT = '0.01';
-const FUNDING_AMOUNT = '1000000';
-const SAMPLE_POOL_SIZE = 1000;
 /** Transactions per block of the scale curve's ledger: 10k transactions make at least 40 blocks, two pages. */
 const SCALE_BLOCK_TXS_MAX = 250;
 const LOAD_BATCH_SIZE = 1000;
@@ -172,19 +170,11 @@ async function mainScenarios(run: Run): Promise<Pick<BenchResults, 'scenarios' |
   let acknowledged = seed.accepted;
 
   const scenarios: ScenarioResult[] = [];
-  const submit_many: PooledRequest[] = senders.map((sender, index) => submitRequest(sender_tokens[index] as string, {
-    from: sender, to: senders[(index + 1) % senders.length] as string, amount: SUBMIT_AMOUNT, token: 'TAB', type: 'transfer',
-  }));
+  const submit_many = submitManyPool(senders, sender_tokens);
   scenarios.push(await measure(run, service, 'submit_many', `submit, ${senders.length} senders`, 'submit', submit_many, options.connections));
-  const hot_token = await signToken(run.secret, 'hot-sender');
-  const submit_hot = senders.slice(0, SAMPLE_POOL_SIZE).map((receiver) => submitRequest(hot_token, {
-    from: 'hot-sender', to: receiver, amount: SUBMIT_AMOUNT, token: 'TAB', type: 'transfer',
-  }));
+  const submit_hot = submitHotPool(await signToken(run.secret, 'hot-sender'), senders);
   scenarios.push(await measure(run, service, 'submit_hot', 'submit, one hot sender', 'submit', submit_hot, options.connections));
-  const batches = Array.from({ length: 16 }, (_, batch) => batchRequest(run.admin, Array.from({ length: options.batch_size }, (_, index) => {
-    const sender = (batch * options.batch_size + index) % senders.length;
-    return { from: senders[sender] as string, to: senders[(sender + 7) % senders.length] as string, amount: SUBMIT_AMOUNT, token: 'TAB', type: 'transfer' as const };
-  })));
+  const batches = batchPool(run.admin, senders, options.batch_size);
   scenarios.push(await measure(run, service, 'batch', `batch of ${options.batch_size}`, 'batch', batches, options.batch_connections));
   acknowledged += scenarios.reduce((sum, scenario) => sum + scenario.service.acknowledged, 0);
 
@@ -218,43 +208,15 @@ async function mainScenarios(run: Run): Promise<Pick<BenchResults, 'scenarios' |
   return { scenarios, durability, sealer, main_ledger };
 }
 
-function mint(user: string): TransferBody {
-  return { from: 'bench-treasury', to: user, amount: FUNDING_AMOUNT, token: 'TAB', type: 'mint' };
-}
-
 function loadOptions(sample_every: number) {
   return { batch_size: LOAD_BATCH_SIZE, concurrency: LOAD_CONCURRENCY, sample_every };
 }
 
-function submitRequest(token: string, body: TransferBody): PooledRequest {
-  return { method: 'POST', path: '/api/transactions/submit', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) };
-}
-
-function batchRequest(token: string, items: TransferBody[]): PooledRequest {
-  return { method: 'POST', path: '/api/transactions/batch', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ transactions: items }) };
-}
-
-function getRequest(token: string, request_path: string): PooledRequest {
-  return { method: 'GET', path: request_path, headers: { authorization: `Bearer ${token}` } };
-}
-
-type ReadPool = { name: string; title: string; pool: PooledRequest[] };
-
-/** The read scenarios, each a pool of requests spread over the ledger (random users, sampled hashes). */
+/** The read scenarios (bench/scenario-requests.ts) on this ledger, from two readers. */
 async function readPools(run: Run, service: ServiceProcess, users: readonly string[], hashes: readonly string[]): Promise<ReadPool[]> {
-  const reader = await signToken(run.secret, 'bench-reader');
-  const readers = [reader, await signToken(run.secret, 'bench-reader-2')];
-  const stats = await getJson<Stats>(`${service.url}/api/stats`, reader);
-  const blocks = stats.latest_block_number + 1;
-  const pick = <T>(items: readonly T[], index: number) => items[(index * 7919) % items.length] as T;
-  const pool = (make: (index: number) => string) => Array.from({ length: SAMPLE_POOL_SIZE }, (_, index) => getRequest(readers[index % 2] as string, make(index)));
-  return [
-    { name: 'tx_lookup', title: 'transaction by hash', pool: pool((index) => `/api/transactions/${pick(hashes, index)}`) },
-    { name: 'balance', title: 'balance', pool: pool((index) => `/api/balance/${pick(users, index)}`) },
-    { name: 'blocks_first', title: 'blocks page, offset 0', pool: pool(() => '/api/blocks?limit=20&offset=0') },
-    { name: 'blocks_deep', title: `blocks page, offset ${Math.max(0, blocks - 20)}`, pool: pool(() => `/api/blocks?limit=20&offset=${Math.max(0, blocks - 20)}`) },
-    { name: 'stats', title: 'stats', pool: pool(() => '/api/stats') },
-  ];
+  const readers = [await signToken(run.secret, 'bench-reader'), await signToken(run.secret, 'bench-reader-2')];
+  const stats = await getJson<Stats>(`${service.url}/api/stats`, readers[0] as string);
+  return readPoolsOf(readers, users, hashes, stats.latest_block_number + 1);
 }
 
 /** Loads the service with `pool`, then the bare route with the same requests and same-sized answers. */
