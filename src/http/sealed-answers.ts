@@ -1,6 +1,7 @@
 /**
- * Answers for sealed records (src/read-cache): served from the cache of serialised bytes with their
- * ETag and `Cache-Control: immutable`, or 304 when the client already holds them.
+ * Answers for records that never change once sealed (src/read-cache): served from the cache of
+ * serialised bytes with their ETag and `Cache-Control: immutable`, or 304 when the client already
+ * holds them; a record still pending is read every time and sent `no-store`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { matchesIfNoneMatch, type CachedAnswer, type SealedRecordCache } from '../read-cache/sealed-record-cache.js';
@@ -10,14 +11,25 @@ import { stringifyExact } from './exact-json.js';
 export const SEALED_CACHE_CONTROL = 'private, max-age=31536000, immutable';
 /** A pending transaction changes when it is sealed: never reused without asking again. */
 export const PENDING_CACHE_CONTROL = 'no-store';
+const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Serialises `view` (exact numbers kept) and keeps it as the answer for `key`. */
-export function keepSealed(cache: SealedRecordCache, key: string, view: unknown): CachedAnswer {
-  return cache.put(key, stringifyExact(view));
+/**
+ * Answers the record `key` names: from the cache when it holds it; otherwise `load`s it, and keeps and
+ * sends it with its ETag when it is sealed, or sends it `no-store` when it may still change.
+ */
+export async function sendRecord(
+  request: FastifyRequest, reply: FastifyReply, cache: SealedRecordCache, key: string,
+  load: () => Promise<{ view: unknown; sealed: boolean }>,
+): Promise<FastifyReply> {
+  const kept = cache.get(key);
+  if (kept !== undefined) return sendSealed(request, reply, kept);
+  const { view, sealed } = await load();
+  if (!sealed) return reply.header('cache-control', PENDING_CACHE_CONTROL).type(JSON_TYPE).send(stringifyExact(view));
+  return sendSealed(request, reply, cache.put(key, stringifyExact(view)));
 }
 
-export function sendSealed(request: FastifyRequest, reply: FastifyReply, answer: CachedAnswer): FastifyReply {
+function sendSealed(request: FastifyRequest, reply: FastifyReply, answer: CachedAnswer): FastifyReply {
   reply.header('etag', answer.etag).header('cache-control', SEALED_CACHE_CONTROL);
   if (matchesIfNoneMatch(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
-  return reply.type('application/json; charset=utf-8').send(answer.body);
+  return reply.type(JSON_TYPE).send(answer.body);
 }

@@ -4,7 +4,7 @@ import type { SealedRecordCache } from '../../read-cache/sealed-record-cache.js'
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, NOT_MODIFIED_RESPONSE, PATH_PARAMETER_ERROR_CODES, SEALED_RECORD_HEADERS } from '../openapi.js';
 import { parseBlockNumber, parsePagination } from '../parameters.js';
 import { BlockPageSchema, BlockParamsSchema, BlockSchema, BlocksQuerySchema } from '../schemas.js';
-import { keepSealed, sendSealed } from '../sealed-answers.js';
+import { sendRecord } from '../sealed-answers.js';
 import { blockView } from '../views.js';
 
 export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; read_cache: SealedRecordCache }> = async (app, { service, read_cache }) => {
@@ -43,10 +43,6 @@ export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; re
     },
   }, async (request, reply) => {
     const number = parseBlockNumber(request.params.number);
-    const key = `block:${number}`;
-    const kept = read_cache.get(key);
-    if (kept !== undefined) return sendSealed(request, reply, kept);
-    const block = await service.block(number);
-    return sendSealed(request, reply, keepSealed(read_cache, key, blockView(block)));
+    return sendRecord(request, reply, read_cache, `block:${number}`, async () => ({ view: blockView(await service.block(number)), sealed: true }));
   });
 };

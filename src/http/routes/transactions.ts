@@ -16,9 +16,9 @@ import {
 } from '../schemas.js';
 import { principalOf } from '../request-guard.js';
 import type { HistoryService } from '../../service/history-service.js';
-import { transactionView, sendExact } from '../views.js';
+import { transactionView } from '../views.js';
 import type { SealedRecordCache } from '../../read-cache/sealed-record-cache.js';
-import { keepSealed, PENDING_CACHE_CONTROL, sendSealed } from '../sealed-answers.js';
+import { sendRecord } from '../sealed-answers.js';
 
 /** A batch of 1000 plain transfers is about 100 KiB; this leaves room for metadata. */
 export const BATCH_BODY_BYTES_MAX = 1024 * 1024;
@@ -158,13 +158,10 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app,
     },
   }, async (request, reply) => {
     const hash = parseHashParameter(request.params.hash);
-    const key = `transaction:${hash}`;
-    const kept = read_cache.get(key);
-    if (kept !== undefined) return sendSealed(request, reply, kept);
-    const transaction = await service.transaction(hash);
-    const view = transactionView(transaction, tokens);
-    if (transaction.status === 'pending') return sendExact(reply.header('cache-control', PENDING_CACHE_CONTROL), view);
-    return sendSealed(request, reply, keepSealed(read_cache, key, view));
+    return sendRecord(request, reply, read_cache, `transaction:${hash}`, async () => {
+      const transaction = await service.transaction(hash);
+      return { view: transactionView(transaction, tokens), sealed: transaction.status !== 'pending' };
+    });
   });
 
   app.get('/transactions/:hash/proof', {
