@@ -4,6 +4,10 @@
  * node, or, for a one-transaction block, adds one); it can instead rewrite a transaction's amount,
  * alter blocks' history proofs or consistency proofs (a fork), or serve checkpoints (and the checkpoint
  * key) signed by another key. An explorer loaded through it must show what it alters as not verified.
+ * Every answer passes without validators and with `Cache-Control: no-store`, and requests lose their
+ * conditional headers: the service marks sealed records immutable, so a browser would otherwise keep
+ * an honest answer and never see a lie switched on later (a server that means to lie does not let its
+ * honest answers be cached either).
  */
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import http from 'node:http';
@@ -60,18 +64,19 @@ export async function startTamperingProxy(target_url: string): Promise<Tampering
   let current: Lie = 'transaction-proof';
   const server = http.createServer((request, response) => {
     const rewrite = rewriteFor(current, (request.url ?? '').split('?')[0] ?? '', key);
-    const headers = { ...request.headers, host: target.host };
+    const { 'if-none-match': _tag, 'if-modified-since': _since, ...headers } = { ...request.headers, host: target.host };
     if (rewrite !== null) delete headers['accept-encoding'];
     const upstream = http.request({ hostname: target.hostname, port: target.port, path: request.url, method: request.method, headers }, (answer) => {
+      const { etag: _etag, 'last-modified': _modified, ...uncacheable } = { ...answer.headers, 'cache-control': 'no-store' };
       if (rewrite === null || answer.statusCode !== 200) {
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        response.writeHead(answer.statusCode ?? 502, uncacheable);
         answer.pipe(response);
         return;
       }
       readBody(answer).then((body) => {
         const altered = JSON.stringify(rewrite(JSON.parse(body)));
         tampered += 1;
-        const { 'content-length': _length, etag: _etag, ...rest } = answer.headers;
+        const { 'content-length': _length, ...rest } = uncacheable;
         response.writeHead(200, { ...rest, 'content-length': Buffer.byteLength(altered) });
         response.end(altered);
       }, (error: unknown) => response.destroy(error as Error));
