@@ -168,7 +168,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const pool_fee_bps = await claimPoolFee(store, config.pool_fee_bps);
   const market = { native: tokens.native.symbol, usdg: tokens.usdg.symbol, fee_bps: pool_fee_bps, fallback_price_units: config.native_price_units };
   const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max, market };
-  const observer = { blockSealed: (summary: SealedBlockSummary) => { metrics.blockSealed(summary); events.changed(); void backlog.refresh(); } };
+  const observer = { blockSealed: (summary: SealedBlockSummary) => { metrics.blockSealed(summary); events.changed(); void backlog.sealed(summary.transactions); } };
   const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer, commitment: balance_commitment });
   await producer.ensureGenesis();
   await balance_commitment.start();

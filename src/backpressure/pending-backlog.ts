@@ -7,8 +7,15 @@
  * is read from the store every `refresh_ms` and after every sealed block, and this instance's own
  * appends since are added to it. Other instances' appends (PostgreSQL) are seen at the next refresh:
  * the bound holds within what the instances accept in one refresh interval.
+ *
+ * A block sealed here frees its places at once (`sealed`), before the store is counted again, so a
+ * client told to retry after the next block is not refused by a count the block has already made
+ * stale; and a count that was being read while the block was sealed is read again after it.
  */
 import { OverloadedError } from '../domain/errors.js';
+
+/** Reads in one refresh when blocks keep being sealed during each (the timer's next refresh follows anyway). */
+const REFRESH_READS_MAX = 4;
 
 export type PendingBacklogOptions = {
   pending_max: number;
@@ -26,7 +33,11 @@ export class PendingBacklog {
   private appended_since = 0;
   /** Transactions admitted and not yet stored or refused by the store (concurrent requests see each other's). */
   private in_flight = 0;
+  /** Transactions this instance sealed since that count was asked for. */
+  private sealed_since = 0;
   private refreshing: Promise<void> | null = null;
+  /** Something changed while the count was being read: read it again when that read ends. */
+  private count_again = false;
   private timer: NodeJS.Timeout | null = null;
   /** Submissions refused so far (each batch counts its items). */
   refused = 0;
@@ -42,7 +53,7 @@ export class PendingBacklog {
 
   /** Pending transactions as far as this instance knows: at most one refresh interval old, never less than it stored itself. */
   get estimate(): number {
-    return this.counted + this.appended_since + this.in_flight;
+    return Math.max(0, this.counted + this.appended_since - this.sealed_since) + this.in_flight;
   }
 
   /** Reads the count now, then every `refresh_ms` (the timer does not keep the process alive). */
@@ -80,19 +91,40 @@ export class PendingBacklog {
     this.appended_since += stored;
   }
 
-  /** Reads the store's count; appends made while it is read may be counted twice until the next refresh (never missed). */
+  /** `transactions` pending ones were sealed by this instance: their places are free now; the store is counted again. */
+  sealed(transactions: number): Promise<void> {
+    this.sealed_since += transactions;
+    return this.refresh();
+  }
+
+  /**
+   * Reads the store's count. Appends made while it is read may be counted twice until the next refresh
+   * (never missed); a block sealed while it is read makes it read again, since that read may predate it.
+   * Resolves once a count that began after this call has been read (or the store failed to count).
+   */
   refresh(): Promise<void> {
-    this.refreshing ??= (async () => {
+    if (this.refreshing !== null) {
+      this.count_again = true;
+      return this.refreshing;
+    }
+    this.refreshing = this.countUntilSettled().finally(() => { this.refreshing = null; });
+    return this.refreshing;
+  }
+
+  private async countUntilSettled(): Promise<void> {
+    for (let reads = 0; reads < REFRESH_READS_MAX; reads += 1) {
+      this.count_again = false;
       const appended_before = this.appended_since;
+      const sealed_before = this.sealed_since;
       try {
         this.counted = await this.count_pending();
-        this.appended_since -= appended_before;
       } catch {
         // The store cannot count now: keep the last estimate (the write itself reports the store's state).
-      } finally {
-        this.refreshing = null;
+        return;
       }
-    })();
-    return this.refreshing;
+      this.appended_since -= appended_before;
+      this.sealed_since -= sealed_before;
+      if (!this.count_again) return;
+    }
   }
 }

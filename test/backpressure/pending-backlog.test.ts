@@ -35,4 +35,45 @@ describe('PendingBacklog', () => {
     await backlog.refresh();
     expect(backlog.estimate).toBe(2);
   });
+
+  it('frees a sealed block\'s places at once, before the store is counted again', async () => {
+    let stored = 0;
+    let answer: (() => void) | null = null;
+    const backlog = new PendingBacklog(() => new Promise<number>((resolve) => { const now = stored; answer = () => resolve(now); }), { pending_max: 3, refresh_ms: 60_000, retry_after_s: 1 });
+    const first = backlog.refresh();
+    answer!();
+    await first;
+    backlog.admit(3);
+    backlog.settle(3, 3);
+    stored = 3;
+    expect(() => backlog.admit(1)).toThrow(OverloadedError);
+    // The block is sealed; the count it triggers has not come back yet.
+    stored = 0;
+    const counting = backlog.sealed(3);
+    expect(backlog.estimate).toBe(0);
+    backlog.admit(2);
+    backlog.settle(2, 2);
+    stored = 2;
+    answer!();
+    await counting;
+    expect(backlog.estimate).toBe(2);
+  });
+
+  it('counts again when a block is sealed while a count that may predate it is being read', async () => {
+    let stored = 3;
+    const answers: Array<() => void> = [];
+    const backlog = new PendingBacklog(() => new Promise<number>((resolve) => { const now = stored; answers.push(() => resolve(now)); }), { pending_max: 3, refresh_ms: 60_000, retry_after_s: 1 });
+    // A timed count starts and reads 3; then the block is sealed before that answer arrives.
+    const timed = backlog.refresh();
+    stored = 0;
+    const after_seal = backlog.sealed(3);
+    answers.shift()!();
+    await new Promise((resolve) => setImmediate(resolve));
+    // The stale 3 is not taken as the truth: a second count is read, and both callers wait for it.
+    expect(answers).toHaveLength(1);
+    answers.shift()!();
+    await Promise.all([timed, after_seal]);
+    expect(backlog.estimate).toBe(0);
+    backlog.admit(3);
+  });
 });
