@@ -149,6 +149,20 @@ describe('PostgreSQL schema', () => {
       expect(plan).toMatch(/Index Scan Backward using transactions_by_to/);
     });
 
+    it("reads sealed events from the cursor on, in the generic plan too: the index seek starts at (block, position), not at the first row of the cursor's block", async () => {
+      // Prepared statements run a generic plan after five executions; it must seek as the custom one does.
+      await sql.query(`PREPARE sealed_events (bigint, bigint, int, int) AS ${SQL.sealedEventTransactions}`);
+      try {
+        await sql.query('SET plan_cache_mode = force_generic_plan');
+        const plan = (await sql.query('EXPLAIN EXECUTE sealed_events (1, 1, 5000, 1000)')).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
+        expect(plan).toMatch(/Index Cond: \(\(ROW\(block_number, "position"\) > ROW\(\$1, \$3\)\)/);
+        expect(plan).not.toMatch(/Filter/);
+      } finally {
+        await sql.query('RESET plan_cache_mode');
+        await sql.query('DEALLOCATE sealed_events');
+      }
+    });
+
     it.each(['pendingTransactions', 'pendingPostings'] as const)('%s takes pending transactions from the partial index of pending ones', async (name) => {
       await sql.query('SET enable_seqscan = off');
       const plan = (await sql.query(`EXPLAIN ${SQL[name]}`, [10])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SQL, SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
-const READS = ['getTransaction', 'balance', 'balancesOfUser', 'latestBlock', 'blockAtOrBefore', 'getBlock', 'listBlocks', 'blockTransactionHashes', 'activeUsers', 'findIdempotency', 'sealTransaction', 'sealTransactionBySeq', 'touchAccount'] as const;
+const READS = ['getTransaction', 'balance', 'balancesOfUser', 'latestBlock', 'blockAtOrBefore', 'getBlock', 'listBlocks', 'blockTransactionHashes', 'activeUsers', 'findIdempotency', 'sealTransaction', 'sealTransactionBySeq', 'touchAccount', 'sealedEventTransactions'] as const;
 
 describe('SQLite query plans', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-plans-'));
@@ -52,6 +52,11 @@ describe('SQLite query plans', () => {
       // The only SCAN is of the merged page itself (at most `limit` rows), never of a table.
       expect(step, shown).toMatch(/^(SEARCH|CO-ROUTINE|MERGE \(UNION\)|LEFT$|RIGHT$|SCAN page$)/);
     }
+  });
+
+  it('reads sealed events from the cursor on: the index seek starts at (block, position), not at the first row of the cursor\'s block', () => {
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.sealedEventTransactions}`).all(1, 1, 1, 1) as Array<{ detail: string }>).map((row) => row.detail);
+    expect(plan[0], plan.join(' | ')).toMatch(/^SEARCH t USING INDEX transactions_by_block \(\(block_number,position\)>\(\?,\?\)/);
   });
 
   it.each(['pendingTransactions', 'pendingPostings'] as const)('%s takes pending transactions from the partial index of pending ones only', (name) => {

@@ -204,8 +204,11 @@ export const SQL = {
   blockEventsAtOrBefore: 'SELECT number::text AS number FROM block_events WHERE first_sequence <= $1 ORDER BY first_sequence DESC LIMIT 1',
   blockEventsFrom: `SELECT e.first_sequence::text AS first_sequence, ${BLOCK_HEADER_COLUMNS} FROM block_events e JOIN blocks b ON b.number = e.number
        WHERE e.number >= $1 ORDER BY e.number LIMIT $2`,
+  // A row-value bound: the index seek starts at the cursor. (With 'block >= $1 AND (block > $1 OR
+  // position > $3)' the generic plan read every row of the first block and filtered them, 0.9 ms a
+  // read on a block of 8,000, and the hub reads after every group commit.)
   sealedEventTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
-       WHERE t.block_number >= $1 AND t.block_number <= $2 AND (t.block_number > $1 OR t.position > $3)
+       WHERE (t.block_number, t.position) > ($1, $3) AND t.block_number <= $2
        ORDER BY t.block_number, t.position LIMIT $4`,
   insertBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES ($1, $2)',
   claimBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES ($1, $2) ON CONFLICT (number) DO NOTHING',

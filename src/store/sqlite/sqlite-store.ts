@@ -381,7 +381,7 @@ export class SqliteStore implements LedgerStore {
     const last = blocks.at(-1);
     const sealed = first === undefined || last === undefined
       ? []
-      : s.sealedEventTransactions.all(first.number, last.number, first.number, after - first.first_sequence, limit) as TransactionRow[];
+      : s.sealedEventTransactions.all(first.number, after - first.first_sequence, last.number, limit) as TransactionRow[];
     const rows: EventRows = {
       accepted: accepted.map((row) => ({ sequence: Number(row.event_seq), transaction: toTransaction(row) })),
       blocks: blocks.map((row) => ({ first_sequence: row.first_sequence, header: toHeader(row) })),
@@ -527,8 +527,9 @@ export const SQL = {
   blockEventsFrom: `SELECT e.first_sequence, ${BLOCK_HEADER_COLUMNS} FROM block_events e JOIN blocks USING (number)
        WHERE e.number >= ? ORDER BY e.number LIMIT ?`,
   // Outcomes of those blocks from the first one after the cursor (position > after − first_sequence in the first block).
+  // A row-value bound, so that the index seek starts at the cursor instead of at the first block's first row.
   sealedEventTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
-       WHERE t.block_number >= ? AND t.block_number <= ? AND (t.block_number > ? OR t.position > ?)
+       WHERE (t.block_number, t.position) > (?, ?) AND t.block_number <= ?
        ORDER BY t.block_number, t.position LIMIT ?`,
   insertBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES (?, ?)',
   claimBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES (?, ?) ON CONFLICT (number) DO NOTHING',
