@@ -139,4 +139,21 @@ describe(`the failure budget in the store (${testStoreKind()})`, () => {
     const results = await Promise.all([store, second].map((handle) => handle.appendPending([charged(tx('alice', 100n), 0)])));
     expect(results.flat().map((result) => result.kind).sort()).toEqual(['refused', 'stored']);
   });
+
+  it('judges a group commit item by item when one of its debits is not covered: the rest stored in order, one event each, the uncovered one refused and taken back', async () => {
+    await fund('alice', 100n);
+    const head = await store.eventHead();
+    const items = [
+      charged(tx('alice', 30n), 0), charged(tx('mallory', 5n), 0),
+      charged(tx('treasury', 7n, { type: 'mint' }), 0, 'admin'), charged(tx('alice', 70n), 0),
+    ];
+    expect(kinds(await store.appendPending(items))).toEqual(['stored', 'refused', 'stored', 'stored']);
+    expect(await store.eventHead()).toBe(head + 3);
+    expect((await store.readEvents(head, 10)).map((event) => event.type === 'transaction.accepted' ? event.transaction.tx_hash : event.type))
+      .toEqual([items[0], items[2], items[3]].map((item) => item?.transaction.tx_hash));
+    // Alice's 100 are all pending now; mallory's refused 5 left nothing pending, so a funded mallory is covered.
+    expect(kinds(await store.appendPending([charged(tx('alice', 1n), 0)]))).toEqual(['refused']);
+    await fund('mallory', 5n);
+    expect(kinds(await store.appendPending([charged(tx('mallory', 5n), 0)]))).toEqual(['stored']);
+  });
 });

@@ -5,22 +5,46 @@
  * instances' debits from one account are judged one after the other; the subjects' budget rows are
  * locked the same way (always after the totals, so never in a cycle) only when a debit is not
  * covered. The sealer adds each block's debits to the settled totals in the block's transaction.
+ *
+ * The common case, every debit of a group commit covered, costs no statement of its own: the store's
+ * `insertIfCovered` adds the totals and inserts the transactions in one statement (submittedCtes,
+ * then the insert only when EVERY_DEBIT_COVERED); only when a debit is not covered does `judgeAdded`
+ * run, from the totals that statement returned, and the store inserts what it did not refuse.
  */
 import type pg from 'pg';
 import { BudgetPass, budgetKey, balanceTotalsKey, budgetWindowStart, isDebit, type DebitTotals } from '../../failure-budget/failure-budget-policy.js';
 import type { PendingAppend } from '../../service/ledger-store.js';
+import { assert } from '../../domain/errors.js';
 
-export const FAILURE_BUDGET_SQL = {
-  // Balance and settled come from the statement's snapshot (one block's state); the upsert's row is the newest.
-  addSubmitted: `WITH added AS (
+/**
+ * Adds the batch's debits (parameters $n, $n+1, $n+2: user ids, tokens, units, one row per account and
+ * token) to the submitted totals and reads, per account and token, the new total with the sealed
+ * balance and settled total. The upsert takes the rows' locks in key order; balance and settled come
+ * from the statement's snapshot (one block's state); the upsert's row is the newest.
+ */
+export function submittedCtes(n: number): string {
+  return `added AS (
          INSERT INTO outgoing_submitted AS o (user_id, token, units)
-         SELECT user_id, token, units FROM unnest($1::text[], $2::text[], $3::numeric[]) AS k(user_id, token, units) ORDER BY user_id, token
+         SELECT user_id, token, units FROM unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::numeric[]) AS k(user_id, token, units) ORDER BY user_id, token
          ON CONFLICT (user_id, token) DO UPDATE SET units = o.units + excluded.units
          RETURNING o.user_id, o.token, o.units
-       )
-       SELECT a.user_id, a.token, a.units::text AS submitted, COALESCE(b.units, 0)::text AS balance, COALESCE(s.units, 0)::text AS settled
-       FROM added a LEFT JOIN balances b ON b.user_id = a.user_id AND b.token = a.token
-         LEFT JOIN outgoing_settled s ON s.user_id = a.user_id AND s.token = a.token`,
+       ),
+       judged AS (
+         SELECT a.user_id, a.token, a.units AS submitted, COALESCE(b.units, 0) AS balance, COALESCE(s.units, 0) AS settled
+         FROM added a LEFT JOIN balances b ON b.user_id = a.user_id AND b.token = a.token
+           LEFT JOIN outgoing_settled s ON s.user_id = a.user_id AND s.token = a.token
+       )`;
+}
+
+/** After submittedCtes: every account's sealed balance, less all its pending debits this batch's included, is not negative (isCovered for the whole batch). */
+export const EVERY_DEBIT_COVERED = 'NOT EXISTS (SELECT 1 FROM judged j WHERE j.balance < j.submitted - j.settled)';
+
+/** The columns of a judged row as the judging reads them. */
+export const JUDGED_COLUMNS = 'user_id, token, submitted::text AS submitted, balance::text AS balance, settled::text AS settled';
+
+export type JudgedRow = { user_id: string; token: string; submitted: string; balance: string; settled: string };
+
+export const FAILURE_BUDGET_SQL = {
   takeSubmittedBack: `UPDATE outgoing_submitted o SET units = o.units - k.units
        FROM unnest($1::text[], $2::text[], $3::numeric[]) AS k(user_id, token, units) WHERE o.user_id = k.user_id AND o.token = k.token`,
   lockBudgets: `INSERT INTO failure_budgets AS f (subject, window_start_s, charged)
@@ -40,29 +64,42 @@ export const FAILURE_BUDGET_SQL = {
 
 type Run = <Row extends pg.QueryResultRow = pg.QueryResultRow>(name: keyof typeof FAILURE_BUDGET_SQL, values: unknown[]) => Promise<pg.QueryResult<Row>>;
 
-/**
- * Judges `candidates` (the items whose idempotency claims won, in arrival order) and charges their
- * subjects; returns, by item, the refusals (their claims released). Call inside the append's transaction.
- */
-export async function judgeAppends(run: Run, candidates: readonly PendingAppend[]): Promise<Map<PendingAppend, number>> {
-  const refusals = new Map<PendingAppend, number>();
-  const debits = candidates.filter((item) => isDebit(item.transaction.type));
-  if (debits.length === 0) return refusals;
-  const batch_units = new Map<string, { user_id: string; token: string; units: bigint }>();
-  for (const { transaction: tx } of debits) {
+/** The debits of `candidates` summed per account and token: what the submitted totals grow by. */
+export function debitSums(candidates: readonly PendingAppend[]): Array<{ user_id: string; token: string; units: bigint }> {
+  const sums = new Map<string, { user_id: string; token: string; units: bigint }>();
+  for (const { transaction: tx } of candidates) {
+    if (!isDebit(tx.type)) continue;
     const key = balanceTotalsKey(tx.from, tx.token);
-    const entry = batch_units.get(key);
-    if (entry === undefined) batch_units.set(key, { user_id: tx.from, token: tx.token, units: tx.amount_units });
+    const entry = sums.get(key);
+    if (entry === undefined) sums.set(key, { user_id: tx.from, token: tx.token, units: tx.amount_units });
     else entry.units += tx.amount_units;
   }
-  const keys = [...batch_units.values()];
-  const rows = (await run<{ user_id: string; token: string; submitted: string; balance: string; settled: string }>('addSubmitted', [
-    keys.map((key) => key.user_id), keys.map((key) => key.token), keys.map((key) => key.units.toString()),
-  ])).rows;
+  return [...sums.values()];
+}
+
+/** The parameters of submittedCtes (and of takeSubmittedBack) for `sums`. */
+export function submittedParameters(sums: ReadonlyArray<{ user_id: string; token: string; units: bigint }>): unknown[] {
+  return [sums.map((sum) => sum.user_id), sums.map((sum) => sum.token), sums.map((sum) => sum.units.toString())];
+}
+
+/**
+ * Judges `candidates` (the items whose idempotency claims won, in arrival order) once their debits
+ * (`sums`) were added to the submitted totals, from the rows that adding returned; charges their
+ * subjects and returns, by item, the refusals (their debits taken back from the totals and their
+ * claims released). Call inside the append's transaction.
+ */
+export async function judgeAdded(
+  run: Run, candidates: readonly PendingAppend[], sums: ReadonlyArray<{ user_id: string; token: string; units: bigint }>, rows: readonly JudgedRow[],
+): Promise<Map<PendingAppend, number>> {
+  const refusals = new Map<PendingAppend, number>();
+  const debits = candidates.filter((item) => isDebit(item.transaction.type));
+  const added_by_key = new Map(sums.map((sum) => [balanceTotalsKey(sum.user_id, sum.token), sum.units]));
+  assert(rows.length === sums.length, 'adding the submitted totals returns one row per account and token');
   const totals = new Map<string, DebitTotals>();
   for (const row of rows) {
     const key = balanceTotalsKey(row.user_id, row.token);
-    const added = (batch_units.get(key) as { units: bigint }).units;
+    const added = added_by_key.get(key);
+    assert(added !== undefined, 'a submitted total returned is one the batch added to');
     totals.set(key, { balance_units: BigInt(row.balance), submitted_units: BigInt(row.submitted) - added, settled_units: BigInt(row.settled) });
   }
   const totalsOf = (user_id: string, token: string): DebitTotals => totals.get(balanceTotalsKey(user_id, token)) as DebitTotals;
@@ -107,15 +144,7 @@ async function writeCharges(run: Run, pass: BudgetPass, windows: ReadonlyArray<{
 
 /** Refused debits were added to the submitted totals up front: take them back, and release their idempotency claims. */
 async function undoRefused(run: Run, refused: readonly PendingAppend[]): Promise<void> {
-  const taken = new Map<string, { user_id: string; token: string; units: bigint }>();
-  for (const { transaction: tx } of refused) {
-    const key = balanceTotalsKey(tx.from, tx.token);
-    const entry = taken.get(key);
-    if (entry === undefined) taken.set(key, { user_id: tx.from, token: tx.token, units: tx.amount_units });
-    else entry.units += tx.amount_units;
-  }
-  const keys = [...taken.values()];
-  await run('takeSubmittedBack', [keys.map((key) => key.user_id), keys.map((key) => key.token), keys.map((key) => key.units.toString())]);
+  await run('takeSubmittedBack', submittedParameters(debitSums(refused)));
   const claims = refused.flatMap((item) => (item.idempotency === null ? [] : [{ ...item.idempotency, tx_hash: item.transaction.tx_hash }]));
   if (claims.length > 0) {
     await run('releaseClaims', [claims.map((claim) => claim.caller), claims.map((claim) => claim.key), claims.map((claim) => claim.tx_hash)]);

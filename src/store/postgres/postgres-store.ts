@@ -29,7 +29,7 @@ import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
-import { FAILURE_BUDGET_SQL, judgeAppends } from './postgres-failure-budget.js';
+import { debitSums, EVERY_DEBIT_COVERED, FAILURE_BUDGET_SQL, judgeAdded, JUDGED_COLUMNS, submittedCtes, submittedParameters, type JudgedRow } from './postgres-failure-budget.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { assert } from '../../domain/errors.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
@@ -116,6 +116,12 @@ const IDEMPOTENCY_COLUMNS = 'caller, key, request_hash, tx_hash, timestamp::text
 const TRANSACTION_ROW_COLUMNS = 'seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error, min_receive, amount_out, token_out';
 /** "Before no position": above every seq the ledger will ever number. */
 const SEQ_END = Number.MAX_SAFE_INTEGER;
+/** A group commit's rows ($1–$9, $11, $12), pending, numbered from the event sequences taken by a `counter` CTE. */
+const INSERT_PENDING = `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
+       SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, 'pending', counter.before + arrival, min_receive, token_out
+       FROM counter CROSS JOIN unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $11::bigint[], $12::text[])
+         WITH ORDINALITY AS t(tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, min_receive, token_out, arrival)
+       ORDER BY arrival`;
 
 /** Every statement of the store, exported so that tests can check their query plans. */
 export const SQL = {
@@ -142,11 +148,18 @@ export const SQL = {
          UPDATE event_counter SET last_sequence = last_sequence + cardinality($1::text[]) WHERE id = 1
          RETURNING last_sequence - cardinality($1::text[]) AS before, pg_notify($10, last_sequence::text)
        )
-       INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
-       SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, 'pending', counter.before + arrival, min_receive, token_out
-       FROM counter CROSS JOIN unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $11::bigint[], $12::text[])
-         WITH ORDINALITY AS t(tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, min_receive, token_out, arrival)
-       ORDER BY arrival`,
+       ${INSERT_PENDING}`,
+  // The group commit when it debits: adds the debits ($13–$15) to the submitted totals, then, only if
+  // every one is covered, takes the event sequences and inserts (as insertTransactions); returns the
+  // judged totals and how many were inserted (0 when a debit is not covered: the store judges then).
+  // The counter's condition reads the totals' upsert, so its row locks come first (as in every writer).
+  insertIfCovered: `WITH ${submittedCtes(13)},
+       counter AS (
+         UPDATE event_counter SET last_sequence = last_sequence + cardinality($1::text[]) WHERE id = 1 AND ${EVERY_DEBIT_COVERED}
+         RETURNING last_sequence - cardinality($1::text[]) AS before, pg_notify($10, last_sequence::text)
+       ),
+       inserted AS (${INSERT_PENDING} RETURNING 1)
+       SELECT ${JUDGED_COLUMNS}, (SELECT COUNT(*) FROM inserted)::int AS inserted FROM judged`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = $1`,
   // Each side is a range of its index read newest first; a Merge Append of the two stops after
   // `limit`. A transaction that is both (a mint to its issuer) is taken from the `from` side only.
@@ -612,10 +625,10 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
       for (const row of found.rows) holders.set(idempotencyId(row.caller, row.key), toIdempotencyRecord(row));
     }
   }
-  const results: AppendResult[] = [];
-  const stored: PendingAppend['transaction'][] = [];
-  const refusals = await judgeAppends(runIn(client), batch.filter((item) => item.idempotency === null || won.has(item.transaction.tx_hash)));
+  const candidates = batch.filter((item) => item.idempotency === null || won.has(item.transaction.tx_hash));
+  const refusals = await insertCandidates(client, candidates, event_channel);
   const refused_hashes = new Map([...refusals].map(([item, retry_after_s]) => [item.transaction.tx_hash, retry_after_s]));
+  const results: AppendResult[] = [];
   for (const item of batch) {
     const retry_after_s = refusals.get(item);
     if (retry_after_s !== undefined) {
@@ -623,7 +636,6 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
       continue;
     }
     if (item.idempotency === null || won.has(item.transaction.tx_hash)) {
-      stored.push(item.transaction);
       results.push({ kind: 'stored' });
       continue;
     }
@@ -633,16 +645,47 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
     const holder_retry_after_s = refused_hashes.get(record.tx_hash);
     results.push(holder_retry_after_s === undefined ? { kind: 'replay', record } : { kind: 'refused', retry_after_s: holder_retry_after_s });
   }
-  if (stored.length > 0) {
-    const inserted = await run(client, 'insertTransactions', [
-      stored.map((tx) => tx.tx_hash), stored.map((tx) => tx.from), stored.map((tx) => tx.to), stored.map((tx) => tx.amount_units.toString()),
-      stored.map((tx) => tx.token), stored.map((tx) => tx.type), stored.map((tx) => JSON.stringify(tx.metadata)), stored.map((tx) => tx.nonce),
-      stored.map((tx) => tx.timestamp), event_channel,
-      stored.map((tx) => tx.min_receive_units?.toString() ?? null), stored.map((tx) => tx.token_out),
-    ]);
-    assert(inserted.rowCount === stored.length, 'every stored transaction of a group commit is one new row');
-  }
   return results;
+}
+
+/**
+ * Inserts `candidates` (in arrival order) but those the failure budget refuses, and returns the
+ * refusals. When every debit is covered (the common case) that is one statement; otherwise the
+ * totals it added are judged item by item (postgres-failure-budget.ts) and the rest inserted.
+ */
+async function insertCandidates(client: pg.PoolClient, candidates: readonly PendingAppend[], event_channel: string): Promise<Map<PendingAppend, number>> {
+  if (candidates.length === 0) return new Map();
+  const sums = debitSums(candidates);
+  if (sums.length === 0) {
+    await insertTransactions(client, candidates, event_channel);
+    return new Map();
+  }
+  const judged = (await run<JudgedRow & { inserted: number }>(client, 'insertIfCovered', [
+    ...insertParameters(candidates, event_channel), ...submittedParameters(sums),
+  ])).rows;
+  const inserted = judged[0]?.inserted ?? 0;
+  if (inserted === candidates.length) return new Map();
+  assert(inserted === 0, 'a group commit inserts all its transactions or, when a debit is not covered, none');
+  const refusals = await judgeAdded(runIn(client), candidates, sums, judged);
+  const stored = candidates.filter((item) => !refusals.has(item));
+  if (stored.length > 0) await insertTransactions(client, stored, event_channel);
+  return refusals;
+}
+
+async function insertTransactions(client: pg.PoolClient, items: readonly PendingAppend[], event_channel: string): Promise<void> {
+  const inserted = await run(client, 'insertTransactions', insertParameters(items, event_channel));
+  assert(inserted.rowCount === items.length, 'every stored transaction of a group commit is one new row');
+}
+
+/** The parameters $1–$12 of insertTransactions and insertIfCovered. */
+function insertParameters(items: readonly PendingAppend[], event_channel: string): unknown[] {
+  const stored = items.map((item) => item.transaction);
+  return [
+    stored.map((tx) => tx.tx_hash), stored.map((tx) => tx.from), stored.map((tx) => tx.to), stored.map((tx) => tx.amount_units.toString()),
+    stored.map((tx) => tx.token), stored.map((tx) => tx.type), stored.map((tx) => JSON.stringify(tx.metadata)), stored.map((tx) => tx.nonce),
+    stored.map((tx) => tx.timestamp), event_channel,
+    stored.map((tx) => tx.min_receive_units?.toString() ?? null), stored.map((tx) => tx.token_out),
+  ];
 }
 
 /**
