@@ -163,6 +163,28 @@ describe('PostgreSQL schema', () => {
       }
     });
 
+    it("judges a group commit's debits by one primary-key seek per account, never by reading the balances or settled totals whole", async () => {
+      // With a thousand accounts analysed (rolled back after), a join hashed both tables whole.
+      await sql.query('BEGIN');
+      let plan: string;
+      try {
+        await sql.query(`INSERT INTO balances (user_id, token, units) SELECT 'user-' || g, 'TAB', 100 FROM generate_series(1, 1000) g`);
+        await sql.query(`INSERT INTO outgoing_settled (user_id, token, units) SELECT 'user-' || g, 'TAB', 100 FROM generate_series(1, 1000) g`);
+        await sql.query('ANALYZE balances, outgoing_settled');
+        // The generic plan, as a prepared statement runs after five executions (it guesses 10 rows per array).
+        await sql.query(`PREPARE judged_commit AS ${SQL.insertIfCovered}`);
+        await sql.query('SET LOCAL plan_cache_mode = force_generic_plan');
+        plan = (await sql.query(`EXPLAIN EXECUTE judged_commit ('{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', 'channel', '{}', '{}', '{alice}', '{TAB}', '{5}')`))
+          .rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
+      } finally {
+        await sql.query('ROLLBACK');
+        await sql.query('DEALLOCATE judged_commit');
+      }
+      expect(plan).toMatch(/Index Scan using balances_pkey on balances b/);
+      expect(plan).toMatch(/Index Scan using outgoing_settled_pkey on outgoing_settled s/);
+      expect(plan).not.toMatch(/Seq Scan on (balances|outgoing_settled)/);
+    });
+
     it.each(['pendingTransactions', 'pendingPostings'] as const)('%s takes pending transactions from the partial index of pending ones', async (name) => {
       await sql.query('SET enable_seqscan = off');
       const plan = (await sql.query(`EXPLAIN ${SQL[name]}`, [10])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');

@@ -20,7 +20,10 @@ import { assert } from '../../domain/errors.js';
  * Adds the batch's debits (parameters $n, $n+1, $n+2: user ids, tokens, units, one row per account and
  * token) to the submitted totals and reads, per account and token, the new total with the sealed
  * balance and settled total. The upsert takes the rows' locks in key order; balance and settled come
- * from the statement's snapshot (one block's state); the upsert's row is the newest.
+ * from the statement's snapshot (one block's state); the upsert's row is the newest. Balance and
+ * settled are read by one primary-key seek per row (scalar subqueries): as joins, the planner hashed
+ * both whole tables for the few rows of a group commit (0.4 ms a statement with 2,000 accounts, and
+ * growing with them).
  */
 export function submittedCtes(n: number): string {
   return `added AS (
@@ -30,9 +33,10 @@ export function submittedCtes(n: number): string {
          RETURNING o.user_id, o.token, o.units
        ),
        judged AS (
-         SELECT a.user_id, a.token, a.units AS submitted, COALESCE(b.units, 0) AS balance, COALESCE(s.units, 0) AS settled
-         FROM added a LEFT JOIN balances b ON b.user_id = a.user_id AND b.token = a.token
-           LEFT JOIN outgoing_settled s ON s.user_id = a.user_id AND s.token = a.token
+         SELECT a.user_id, a.token, a.units AS submitted,
+           COALESCE((SELECT b.units FROM balances b WHERE b.user_id = a.user_id AND b.token = a.token), 0) AS balance,
+           COALESCE((SELECT s.units FROM outgoing_settled s WHERE s.user_id = a.user_id AND s.token = a.token), 0) AS settled
+         FROM added a
        )`;
 }
 
