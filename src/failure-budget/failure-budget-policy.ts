@@ -149,8 +149,8 @@ export class BudgetPass {
   }
 }
 
-/** Per (account, token), the debits among `items` (sealed in one block): what settles. */
-export function settledDebits(items: ReadonlyArray<{ from: string; token: string; type: TransactionType; amount_units: bigint }>): Array<{ user_id: string; token: string; units: bigint }> {
+/** Per (account, token), the sum of the debits among `items`: what a block settles, or what an append adds to the submitted totals. */
+export function debitsByAccount(items: ReadonlyArray<{ from: string; token: string; type: TransactionType; amount_units: bigint }>): Array<{ user_id: string; token: string; units: bigint }> {
   const sums = new Map<string, { user_id: string; token: string; units: bigint }>();
   for (const item of items) {
     if (!isDebit(item.type)) continue;

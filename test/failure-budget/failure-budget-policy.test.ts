@@ -1,6 +1,6 @@
 /** The failure budget's pure decisions: what a debit is, coverage, the clock hour, and a pass over one write transaction. */
 import { describe, expect, it } from 'vitest';
-import { BudgetPass, budgetWindowStart, isCovered, isDebit, secondsToNextWindow, settledDebits, type DebitTotals } from '../../src/failure-budget/failure-budget-policy.js';
+import { BudgetPass, budgetWindowStart, isCovered, isDebit, secondsToNextWindow, debitsByAccount, type DebitTotals } from '../../src/failure-budget/failure-budget-policy.js';
 
 const HOUR = 1_800_000_000;
 
@@ -29,8 +29,8 @@ describe('the failure budget policy', () => {
     expect(pass.budgetChanges()).toEqual([{ subject: 's', window_start_s: HOUR, charged: 2, added: 1 }]);
   });
 
-  it('sums the debits a block settles per account and token', () => {
-    expect(settledDebits([
+  it('sums debits per account and token (what a block settles, what an append adds), mints left out', () => {
+    expect(debitsByAccount([
       { from: 'a', token: 'TAB', type: 'transfer', amount_units: 2n }, { from: 'a', token: 'TAB', type: 'burn', amount_units: 3n },
       { from: 'b', token: 'TAB', type: 'mint', amount_units: 9n },
     ])).toEqual([{ user_id: 'a', token: 'TAB', units: 5n }]);

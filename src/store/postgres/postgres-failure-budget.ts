@@ -12,7 +12,7 @@
  * run, from the totals that statement returned, and the store inserts what it did not refuse.
  */
 import type pg from 'pg';
-import { BudgetPass, budgetKey, balanceTotalsKey, budgetWindowStart, isDebit, type DebitTotals } from '../../failure-budget/failure-budget-policy.js';
+import { BudgetPass, budgetKey, balanceTotalsKey, budgetWindowStart, debitsByAccount, isDebit, type DebitTotals } from '../../failure-budget/failure-budget-policy.js';
 import type { PendingAppend } from '../../service/ledger-store.js';
 import { assert } from '../../domain/errors.js';
 
@@ -70,15 +70,7 @@ type Run = <Row extends pg.QueryResultRow = pg.QueryResultRow>(name: keyof typeo
 
 /** The debits of `candidates` summed per account and token: what the submitted totals grow by. */
 export function debitSums(candidates: readonly PendingAppend[]): Array<{ user_id: string; token: string; units: bigint }> {
-  const sums = new Map<string, { user_id: string; token: string; units: bigint }>();
-  for (const { transaction: tx } of candidates) {
-    if (!isDebit(tx.type)) continue;
-    const key = balanceTotalsKey(tx.from, tx.token);
-    const entry = sums.get(key);
-    if (entry === undefined) sums.set(key, { user_id: tx.from, token: tx.token, units: tx.amount_units });
-    else entry.units += tx.amount_units;
-  }
-  return [...sums.values()];
+  return debitsByAccount(candidates.map((item) => item.transaction));
 }
 
 /** The parameters of submittedCtes (and of takeSubmittedBack) for `sums`. */

@@ -15,7 +15,7 @@
 import type Database from 'better-sqlite3';
 import type { TransactionType } from '../../domain/transaction.js';
 import { assert } from '../../domain/errors.js';
-import { BudgetPass, balanceTotalsKey, settledDebits, type BudgetSources } from '../../failure-budget/failure-budget-policy.js';
+import { BudgetPass, balanceTotalsKey, debitsByAccount, type BudgetSources } from '../../failure-budget/failure-budget-policy.js';
 import type { AppendResult, PendingAppend } from '../../service/ledger-store.js';
 
 export const FAILURE_BUDGET_SQL = {
@@ -106,7 +106,7 @@ export class SqliteFailureBudget {
    */
   settleBlock(number: number): () => void {
     const debits = this.statements.blockDebits.all(number) as DebitRow[];
-    const settled = settledDebits(debits);
+    const settled = debitsByAccount(debits);
     return () => {
       for (const { user_id, token, units } of settled) this.addPending(user_id, token, -units);
     };
