@@ -104,7 +104,7 @@ export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.
   });
   const smoke = values.smoke === true || env.BENCH_SMOKE === '1' || env.BENCH_SMOKE === 'true';
   const duration_s = positive('duration', values['duration-s'] ?? env.BENCH_DURATION_S, smoke ? 1 : 8);
-  const scale_text = values['no-scale'] === true ? '' : values.scale ?? env.BENCH_SCALE ?? (smoke ? '1k,2k' : '10k,100k,1M');
+  const scale_text = values['no-scale'] === true ? '' : values.scale ?? env.BENCH_SCALE ?? (smoke ? '500,2k' : '10k,100k,1M');
   const scale_levels = scale_text.split(',').filter((part) => part.trim() !== '').map(parseSize);
   if (scale_levels.some((level, index) => index > 0 && level <= (scale_levels[index - 1] as number))) {
     throw new BenchError(`scale levels must increase: ${scale_text}`);

@@ -309,10 +309,18 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
       const count = level - loaded;
       log(`scale: growing the ledger to ${formatSize(level)} transactions`);
       const started_ms = performance.now();
-      const from = loaded;
-      const answer = await loadTransactions(service.url, run.admin, count, (index) => scaleTransaction(from + index, options.scale_users), loadOptions(Math.max(1, Math.floor(count / SAMPLE_POOL_SIZE))));
-      sampled.push(...answer.sampled_hashes);
-      await waitUntilSealed(service.url, run.metrics_token);
+      // The mints to new users first, sealed before any transfer spends them: a transfer from an account
+      // whose funding is still pending is not covered, and the failure budget (issue 15) refuses such
+      // debits past 100 an hour.
+      const mints_end = Math.min(level, options.scale_users);
+      const ranges = [[loaded, Math.max(loaded, mints_end)], [Math.max(loaded, mints_end), level]] as const;
+      for (const [first, end] of ranges) {
+        if (end === first) continue;
+        const answer = await loadTransactions(service.url, run.admin, end - first, (index) => scaleTransaction(first + index, options.scale_users),
+          loadOptions(Math.max(1, Math.floor(count / SAMPLE_POOL_SIZE))));
+        sampled.push(...answer.sampled_hashes);
+        await waitUntilSealed(service.url, run.metrics_token);
+      }
       loaded = level;
       const load_s = (performance.now() - started_ms) / 1000;
       const stats = await getJson<Stats>(`${service.url}/api/stats`, run.admin);

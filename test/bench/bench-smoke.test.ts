@@ -65,7 +65,8 @@ describe('benchmark smoke run', () => {
       expect(placement.service.rss_peak_bytes).toBeGreaterThan(0);
     }
 
-    expect(results.scale?.levels.map((level) => level.transactions)).toEqual([1000, 2000]);
+    // 500 then 2k of 1,000 users: the second level mixes new users' mints with transfers that spend them.
+    expect(results.scale?.levels.map((level) => level.transactions)).toEqual([500, 2000]);
     for (const level of results.scale?.levels ?? []) {
       expect(level.peak_rss_bytes).toBeGreaterThan(0);
       expect(Object.keys(level.reads)).toEqual(['tx_lookup', 'balance', 'blocks_first', 'blocks_deep', 'stats']);
