@@ -153,7 +153,7 @@ export async function startLedger(config: Config, options: LedgerOptions = {}): 
   const hub_options = { ...DEFAULT_EVENT_HUB_OPTIONS, retention_s: config.events.retention_s, ...options.event_hub };
   const events = new EventHub(store, tokens, clock, logger, hub_options, event_signal);
   const writer = new SubmissionWriter(store, DEFAULT_WRITER_LIMITS, () => events.changed());
-  const backlog = new PendingBacklog(() => store.pendingCount(), {
+  const backlog = new PendingBacklog((limit) => store.pendingCountUpTo(limit), {
     pending_max: config.pending_max, refresh_ms: BACKLOG_REFRESH_MS, retry_after_s: Math.min(BACKLOG_RETRY_AFTER_S_MAX, Math.max(1, Math.ceil(config.block_interval_ms / 1000))),
   });
   await backlog.start();

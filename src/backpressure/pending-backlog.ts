@@ -11,6 +11,11 @@
  * A block sealed here frees its places at once (`sealed`), before the store is counted again, so a
  * client told to retry after the next block is not refused by a count the block has already made
  * stale; and a count that was being read while the block was sealed is read again after it.
+ *
+ * The store counts up to PENDING_MAX + 1 only: whether the bound is passed is all the count decides,
+ * and a backlog of millions (PENDING_MAX may be 100,000,000) would otherwise cost a scan of its
+ * index after every block. A count that reached that cap says only "full": sealed blocks do not lower
+ * it, the next count does.
  */
 import { OverloadedError } from '../domain/errors.js';
 
@@ -25,10 +30,13 @@ export type PendingBacklogOptions = {
 };
 
 export class PendingBacklog {
-  private readonly count_pending: () => Promise<number>;
+  /** The store's count of pending transactions, up to `limit` at most. */
+  private readonly count_pending: (limit: number) => Promise<number>;
   private readonly options: PendingBacklogOptions;
-  /** The store's count at the last refresh. */
+  /** The store's count at the last refresh (at most pending_max + 1). */
   private counted = 0;
+  /** The last count reached its cap: the backlog is at least that, how much more is unknown. */
+  private capped = false;
   /** Transactions this instance stored since that count was asked for. */
   private appended_since = 0;
   /** Transactions admitted and not yet stored or refused by the store (concurrent requests see each other's). */
@@ -42,7 +50,7 @@ export class PendingBacklog {
   /** Submissions refused so far (each batch counts its items). */
   refused = 0;
 
-  constructor(count_pending: () => Promise<number>, options: PendingBacklogOptions) {
+  constructor(count_pending: (limit: number) => Promise<number>, options: PendingBacklogOptions) {
     this.count_pending = count_pending;
     this.options = options;
   }
@@ -53,7 +61,8 @@ export class PendingBacklog {
 
   /** Pending transactions as far as this instance knows: at most one refresh interval old, never less than it stored itself. */
   get estimate(): number {
-    return Math.max(0, this.counted + this.appended_since - this.sealed_since) + this.in_flight;
+    const sealed = this.capped ? 0 : this.sealed_since;
+    return Math.max(0, this.counted + this.appended_since - sealed) + this.in_flight;
   }
 
   /** Reads the count now, then every `refresh_ms` (the timer does not keep the process alive). */
@@ -116,8 +125,10 @@ export class PendingBacklog {
       this.count_again = false;
       const appended_before = this.appended_since;
       const sealed_before = this.sealed_since;
+      const limit = this.options.pending_max + 1;
       try {
-        this.counted = await this.count_pending();
+        this.counted = await this.count_pending(limit);
+        this.capped = this.counted >= limit;
       } catch {
         // The store cannot count now: keep the last estimate (the write itself reports the store's state).
         return;

@@ -134,6 +134,8 @@ export interface LedgerStore {
   /** The same transactions as `pendingTransactions`, oldest first, with only the columns sealing needs, in storage order. */
   pendingPostings(limit: number): Promise<PendingPosting[]>;
   pendingCount(): Promise<number>;
+  /** Pending transactions counted up to `limit` at most: what deciding a bound needs, at a cost that a larger backlog does not raise. */
+  pendingCountUpTo(limit: number): Promise<number>;
   balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]>;
   /** Users among `user_ids` that the ledger has seen before. */
   knownUsers(user_ids: readonly string[]): Promise<Set<string>>;

@@ -76,4 +76,24 @@ describe('PendingBacklog', () => {
     expect(backlog.estimate).toBe(0);
     backlog.admit(3);
   });
+
+  it('asks the store to count up to PENDING_MAX + 1 only, and lets no sealed block lower a count that reached that cap', async () => {
+    const asked: number[] = [];
+    let stored = 1_000_000;
+    const backlog = new PendingBacklog(async (limit) => { asked.push(limit); return Math.min(stored, limit); }, { pending_max: 10, refresh_ms: 60_000, retry_after_s: 1 });
+    await backlog.refresh();
+    expect(asked).toEqual([11]);
+    // A million pending, counted as 11: a block of 5 sealed leaves it full, whatever the arithmetic says.
+    stored -= 5;
+    const counting = backlog.sealed(5);
+    expect(() => backlog.admit(1)).toThrow(OverloadedError);
+    await counting;
+    expect(() => backlog.admit(1)).toThrow(OverloadedError);
+    // Once the count comes back under the cap, sealed blocks free places again.
+    stored = 8;
+    await backlog.refresh();
+    expect(backlog.estimate).toBe(8);
+    void backlog.sealed(3);
+    expect(backlog.estimate).toBe(5);
+  });
 });

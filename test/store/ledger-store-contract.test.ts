@@ -75,6 +75,10 @@ describe(`the store contract (${testStoreKind()})`, () => {
       expect((await store.pendingTransactions(10)).map((tx) => tx.tx_hash).slice(0, 3)).toEqual(batch.map((tx) => tx.tx_hash));
       expect(await store.pendingTransactions(2)).toHaveLength(2);
       expect(await store.pendingCount()).toBe(4);
+      // Counting up to a limit: what the backlog bound needs, never more than the limit.
+      expect(await store.pendingCountUpTo(3)).toBe(3);
+      expect(await store.pendingCountUpTo(4)).toBe(4);
+      expect(await store.pendingCountUpTo(100)).toBe(4);
     });
 
     it('keeps arrival order across many batches', async () => {

@@ -129,6 +129,7 @@ describe('PostgreSQL schema', () => {
       activeUsers: [T0],
       getSetting: ['native_symbol'],
       pendingCount: [],
+      pendingCountUpTo: [100_001],
     };
 
     it.each(Object.keys(SAMPLES))('%s has an index path, without a sort', async (name) => {

@@ -59,6 +59,11 @@ describe('SQLite query plans', () => {
     expect(plan[0], plan.join(' | ')).toMatch(/^SEARCH t USING INDEX transactions_by_block \(\(block_number,position\)>\(\?,\?\)/);
   });
 
+  it('counts pending transactions up to a limit from the partial index of pending ones only, never the table', () => {
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.pendingCountUpTo}`).all(100_001) as Array<{ detail: string }>).map((row) => row.detail);
+    expect(plan, plan.join(' | ')).toContain('SCAN transactions USING COVERING INDEX transactions_pending');
+  });
+
   it.each(['pendingTransactions', 'pendingPostings'] as const)('%s takes pending transactions from the partial index of pending ones only', (name) => {
     const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL[name]}`).all(1) as Array<{ detail: string }>).map((row) => row.detail);
     expect(plan[0]).toMatch(/USING INDEX transactions_pending/);

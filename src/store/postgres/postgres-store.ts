@@ -172,6 +172,7 @@ export const SQL = {
   pendingTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
        WHERE t.status = 'pending' ORDER BY t.seq LIMIT $1`,
   pendingCount: "SELECT COUNT(*)::text AS count FROM transactions WHERE status = 'pending'",
+  pendingCountUpTo: "SELECT COUNT(*)::text AS count FROM (SELECT 1 FROM transactions WHERE status = 'pending' LIMIT $1) p",
   sealTransactions: `UPDATE transactions t SET status = s.status, block_number = $1, position = s.position, error = s.error, amount_out = s.amount_out
        FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[]) AS s(tx_hash, status, position, error, amount_out)
        WHERE t.tx_hash = s.tx_hash AND t.status = 'pending'`,
@@ -348,6 +349,10 @@ export class PostgresStore implements LedgerStore {
 
   async pendingCount(): Promise<number> {
     return Number((await run<{ count: string }>(this.pool, 'pendingCount', [])).rows[0]?.count ?? 0);
+  }
+
+  async pendingCountUpTo(limit: number): Promise<number> {
+    return Number((await run<{ count: string }>(this.pool, 'pendingCountUpTo', [limit])).rows[0]?.count ?? 0);
   }
 
   async balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]> {

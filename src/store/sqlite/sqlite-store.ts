@@ -238,6 +238,10 @@ export class SqliteStore implements LedgerStore {
     return Number((this.statements.pendingCount.get() as { count: bigint }).count);
   }
 
+  async pendingCountUpTo(limit: number): Promise<number> {
+    return Number((this.statements.pendingCountUpTo.get(limit) as { count: bigint }).count);
+  }
+
   async balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]> {
     const found: BalanceChange[] = [];
     for (const key of keys) {
@@ -496,6 +500,7 @@ export const SQL = {
   pendingTransactions: `SELECT ${PENDING_COLUMNS} FROM transactions t WHERE t.status = 'pending' ORDER BY t.seq LIMIT ?`,
   pendingPostings: "SELECT seq, tx_hash, from_id, to_id, amount, token, type, timestamp, min_receive FROM transactions WHERE status = 'pending' ORDER BY seq LIMIT ?",
   pendingCount: "SELECT COUNT(*) AS count FROM transactions WHERE status = 'pending'",
+  pendingCountUpTo: "SELECT COUNT(*) AS count FROM (SELECT 1 FROM transactions WHERE status = 'pending' LIMIT ?)",
   sealTransaction: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ? WHERE tx_hash = ? AND status = 'pending'",
   sealTransactionBySeq: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ? WHERE seq = ? AND tx_hash = ? AND status = 'pending'",
   balance: 'SELECT units FROM balances WHERE user_id = ? AND token = ?',
@@ -563,6 +568,7 @@ function prepareStatements(db: Database.Database) {
     pendingTransactions: db.prepare(SQL.pendingTransactions).safeIntegers(true),
     pendingPostings: db.prepare(SQL.pendingPostings).raw().safeIntegers(true),
     pendingCount: db.prepare(SQL.pendingCount).safeIntegers(true),
+    pendingCountUpTo: db.prepare(SQL.pendingCountUpTo).safeIntegers(true),
     sealTransaction: db.prepare(SQL.sealTransaction),
     sealTransactionBySeq: db.prepare(SQL.sealTransactionBySeq),
     balance: db.prepare(SQL.balance).safeIntegers(true),
