@@ -4,13 +4,13 @@
  * the service pushes back instead of letting the backlog and the time to confirm grow without limit.
  *
  * Counting the pending rows on every request would cost a scan of the backlog each time, so the count
- * is read from the store every `refresh_ms` and after every sealed block, and this instance's own
- * appends since are added to it. Other instances' appends (PostgreSQL) are seen at the next refresh:
+ * is read from the store every `refresh_ms`, and what this instance appended and sealed since is
+ * added to it and taken from it. Other instances' appends (PostgreSQL) are seen at the next refresh:
  * the bound holds within what the instances accept in one refresh interval.
  *
- * A block sealed here frees its places at once (`sealed`), before the store is counted again, so a
- * client told to retry after the next block is not refused by a count the block has already made
- * stale; and a count that was being read while the block was sealed is read again after it.
+ * A block sealed here frees its places at once (`sealed`), without counting the store, so a client
+ * told to retry after the next block is not refused by a count the block has already made stale; a
+ * count that was being read while the block was sealed is read again after it.
  *
  * The store counts up to PENDING_MAX + 1 only: whether the bound is passed is all the count decides,
  * and a backlog of millions (PENDING_MAX may be 100,000,000) would otherwise cost a scan of its
@@ -100,10 +100,16 @@ export class PendingBacklog {
     this.appended_since += stored;
   }
 
-  /** `transactions` pending ones were sealed by this instance: their places are free now; the store is counted again. */
+  /**
+   * `transactions` pending ones were sealed by this instance: their places are free now, without a
+   * count of the store (the timer's next one corrects for the other instances) — unless the last count
+   * reached its cap, when only a count can tell what is left, or a count is being read, which may
+   * predate the block and is then read again.
+   */
   sealed(transactions: number): Promise<void> {
     this.sealed_since += transactions;
-    return this.refresh();
+    if (this.capped || this.refreshing !== null) return this.refresh();
+    return Promise.resolve();
   }
 
   /**
