@@ -47,7 +47,7 @@ import { SealedRecordCache } from './read-cache/sealed-record-cache.js';
 import type { WebhookStore } from './webhooks/webhook-store.js';
 
 const IDEMPOTENCY_PRUNE_INTERVAL_MS = 10 * 60_000;
-/** How often the pending backlog is counted in the store (it also is after every block sealed). */
+/** How often the pending backlog is counted in the store (a block sealed here frees its places without a count). */
 const BACKLOG_REFRESH_MS = 500;
 /** Retry-After of a `pending_backlog_full` refusal: about one block interval, at most this. */
 const BACKLOG_RETRY_AFTER_S_MAX = 30;
