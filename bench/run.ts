@@ -312,8 +312,8 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
       // The mints to new users first, sealed before any transfer spends them: a transfer from an account
       // whose funding is still pending is not covered, and the failure budget (issue 15) refuses such
       // debits past 100 an hour.
-      const mints_end = Math.min(level, options.scale_users);
-      const ranges = [[loaded, Math.max(loaded, mints_end)], [Math.max(loaded, mints_end), level]] as const;
+      const mints_end = Math.min(level, Math.max(loaded, options.scale_users));
+      const ranges = [[loaded, mints_end], [mints_end, level]] as const;
       for (const [first, end] of ranges) {
         if (end === first) continue;
         const answer = await loadTransactions(service.url, run.admin, end - first, (index) => scaleTransaction(first + index, options.scale_users),

@@ -35,8 +35,6 @@ export class PendingBacklog {
   private readonly options: PendingBacklogOptions;
   /** The store's count at the last refresh (at most pending_max + 1). */
   private counted = 0;
-  /** The last count reached its cap: the backlog is at least that, how much more is unknown. */
-  private capped = false;
   /** Transactions this instance stored since that count was asked for. */
   private appended_since = 0;
   /** Transactions admitted and not yet stored or refused by the store (concurrent requests see each other's). */
@@ -53,6 +51,11 @@ export class PendingBacklog {
   constructor(count_pending: (limit: number) => Promise<number>, options: PendingBacklogOptions) {
     this.count_pending = count_pending;
     this.options = options;
+  }
+
+  /** The last count reached its cap (PENDING_MAX + 1): the backlog is at least that, how much more is unknown. */
+  private get capped(): boolean {
+    return this.counted > this.options.pending_max;
   }
 
   get pending_max(): number {
@@ -134,7 +137,6 @@ export class PendingBacklog {
       const limit = this.options.pending_max + 1;
       try {
         this.counted = await this.count_pending(limit);
-        this.capped = this.counted >= limit;
       } catch {
         // The store cannot count now: keep the last estimate (the write itself reports the store's state).
         return;
