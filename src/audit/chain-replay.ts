@@ -17,7 +17,8 @@ import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
 import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/tokens.js';
 import { candleKeys, foldBlock, type Candle } from '../market/candles.js';
 import { POOL_FEE_BPS_DEFAULT, poolPriceUnits, priceTextToUnits, swapVolumeUsdMicros } from '../market/pool.js';
-import { BalanceTree, balanceKey, balanceRootHex } from '../domain/balance-commitment.js';
+import { balanceKey } from '../domain/balance-commitment.js';
+import { BalanceTree, balanceRootHex } from '../domain/balance-tree.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { ChainTotals, StoredBlockHeader } from '../service/ledger-store.js';
 
@@ -163,7 +164,9 @@ export class ChainReplay {
   /** Brings the balance tree to the state after the block (every pair its transactions name) and compares its root with the stored one. */
   private checkBalanceRoot(header: BlockHeader, transactions: readonly Transaction[], balance_root: string | null): Discrepancy | null {
     const entries = transactions.flatMap((tx) => this.touchedPairs(tx).map(([user_id, token]) => ({ key: balanceKey(sha256, user_id, token), units: this.book.get(user_id, token) })));
-    this.balance_tree = this.balance_tree.update(entries);
+    const previous = this.balance_tree;
+    this.balance_tree = previous.update(entries);
+    previous.release();
     if (balance_root === null) return null;
     this.balance_roots_checked += 1;
     const replayed = balanceRootHex(this.balance_tree);

@@ -10,6 +10,8 @@
  *   alone; a subtree holding none is empty. The tree's shape depends only on the set of keys, so one
  *   balance state has exactly one root, and an update rehashes only the paths of the keys it touches.
  * - A zero balance is no leaf: proving absence proves a balance of 0.
+ *
+ * The tree itself, as the server keeps it in memory, is src/domain/balance-tree.ts.
  */
 import { utf8Bytes } from './encoding.js';
 import { hashOne, runHashSteps, runHashStepsAsync, type HashFunction, type HashSteps, type SyncHashFunction } from './hash-steps.js';
@@ -20,12 +22,8 @@ const KEY_BYTES = 32;
 /** Depth of the deepest possible leaf: a proof never has more siblings than the key has bits. */
 export const BALANCE_PROOF_SIBLINGS_MAX = KEY_BYTES * 8;
 /** Largest balance a leaf holds (the stores' 64-bit signed range). */
-const UNITS_MAX = 9_223_372_036_854_775_807n;
+export const BALANCE_UNITS_MAX = 9_223_372_036_854_775_807n;
 export const EMPTY_BALANCE_ROOT = new Uint8Array(KEY_BYTES);
-
-export type BalanceLeaf = { readonly kind: 'leaf'; readonly key: Uint8Array; readonly units: bigint; readonly hash: Uint8Array };
-export type BalanceBranch = { readonly kind: 'branch'; readonly left: BalanceNode | null; readonly right: BalanceNode | null; readonly hash: Uint8Array };
-export type BalanceNode = BalanceLeaf | BalanceBranch;
 
 /** One balance to set: `units` 0 removes the key. */
 export type BalanceEntry = { key: Uint8Array; units: bigint };
@@ -67,7 +65,7 @@ function asciiBytes(user_id: string, token: string): Uint8Array | null {
 
 export function balanceLeafInput(key: Uint8Array, units: bigint): Uint8Array {
   if (key.length !== KEY_BYTES) throw new RangeError('a balance key is 32 bytes');
-  if (units < 0n || units > UNITS_MAX) throw new RangeError(`balance ${units} outside 0..${UNITS_MAX}`);
+  if (units < 0n || units > BALANCE_UNITS_MAX) throw new RangeError(`balance ${units} outside 0..${BALANCE_UNITS_MAX}`);
   const input = new Uint8Array(1 + KEY_BYTES + 8);
   input[0] = LEAF_PREFIX;
   input.set(key, 1);
@@ -96,138 +94,6 @@ export function compareKeys(a: Uint8Array, b: Uint8Array): number {
   return 0;
 }
 
-function hashOf(node: BalanceNode | null): Uint8Array {
-  return node === null ? EMPTY_BALANCE_ROOT : node.hash;
-}
-
-/**
- * An immutable balance tree: `update` returns a new tree sharing every untouched node with this one,
- * so a reader keeps proving against the state it holds while the sealer builds the next.
- */
-export class BalanceTree {
-  readonly root: BalanceNode | null;
-  private readonly hash: SyncHashFunction;
-  /** Preimage buffers reused by the synchronous hash (it returns before the next one is written). */
-  private readonly node_input = new Uint8Array(1 + 2 * KEY_BYTES);
-
-  private constructor(root: BalanceNode | null, hash: SyncHashFunction) {
-    this.root = root;
-    this.hash = hash;
-  }
-
-  static empty(hash: SyncHashFunction): BalanceTree {
-    return new BalanceTree(null, hash);
-  }
-
-  rootHash(): Uint8Array {
-    return hashOf(this.root);
-  }
-
-  /** Sets each entry's balance (0 removes it); a key given twice takes its last value. O(touched paths) hashes. */
-  update(entries: readonly BalanceEntry[]): BalanceTree {
-    const changes = uniqueSorted(entries);
-    if (changes.length === 0) return this;
-    return new BalanceTree(this.updateNode(this.root, 0, changes, 0, changes.length), this.hash);
-  }
-
-  /** The balance of `key` (0 when absent). */
-  get(key: Uint8Array): bigint {
-    let node = this.root;
-    for (let depth = 0; node !== null && node.kind === 'branch'; depth += 1) node = keyBit(key, depth) === 0 ? node.left : node.right;
-    return node !== null && compareKeys(node.key, key) === 0 ? node.units : 0n;
-  }
-
-  prove(key: Uint8Array): BalancePath {
-    const siblings: Uint8Array[] = [];
-    let node = this.root;
-    for (let depth = 0; node !== null && node.kind === 'branch'; depth += 1) {
-      const right = keyBit(key, depth) === 1;
-      siblings.push(hashOf(right ? node.left : node.right));
-      node = right ? node.right : node.left;
-    }
-    return { siblings, leaf: node === null ? null : { key: node.key, units: node.units } };
-  }
-
-  private updateNode(node: BalanceNode | null, depth: number, changes: readonly BalanceEntry[], start: number, end: number): BalanceNode | null {
-    if (start === end) return node;
-    if (node === null || node.kind === 'leaf') return this.build(mergeLeaf(node, changes, start, end), depth);
-    const middle = splitAt(changes, start, end, depth);
-    return this.branch(this.updateNode(node.left, depth + 1, changes, start, middle), this.updateNode(node.right, depth + 1, changes, middle, end));
-  }
-
-  /** The subtree at `depth` holding exactly `entries` (sorted, distinct, non-zero). */
-  private build(entries: ReadonlyArray<BalanceEntry | BalanceLeaf>, depth: number): BalanceNode | null {
-    if (entries.length === 0) return null;
-    if (entries.length === 1) return this.leaf(entries[0] as BalanceEntry | BalanceLeaf);
-    if (depth >= BALANCE_PROOF_SIBLINGS_MAX) throw new Error('two distinct balance keys cannot share every bit');
-    const middle = splitAt(entries, 0, entries.length, depth);
-    return this.branch(this.build(entries.slice(0, middle), depth + 1), this.build(entries.slice(middle), depth + 1));
-  }
-
-  private leaf(entry: BalanceEntry | BalanceLeaf): BalanceLeaf {
-    if ('kind' in entry) return entry;
-    return { kind: 'leaf', key: entry.key, units: entry.units, hash: this.hash(balanceLeafInput(entry.key, entry.units)) };
-  }
-
-  /** A node over two subtrees, collapsed when it would hold one leaf or none. */
-  private branch(left: BalanceNode | null, right: BalanceNode | null): BalanceNode | null {
-    if (left === null && (right === null || right.kind === 'leaf')) return right;
-    if (right === null && left !== null && left.kind === 'leaf') return left;
-    const input = this.node_input;
-    input[0] = NODE_PREFIX;
-    input.set(hashOf(left), 1);
-    input.set(hashOf(right), 1 + KEY_BYTES);
-    return { kind: 'branch', left, right, hash: this.hash(input) };
-  }
-}
-
-/** Entries sorted by key, the last value of each key kept. */
-function uniqueSorted(entries: readonly BalanceEntry[]): BalanceEntry[] {
-  const sorted = entries.map((entry, index) => ({ entry, index }));
-  sorted.sort((a, b) => compareKeys(a.entry.key, b.entry.key) || a.index - b.index);
-  const unique: BalanceEntry[] = [];
-  for (const { entry } of sorted) {
-    const last = unique[unique.length - 1];
-    if (last !== undefined && compareKeys(last.key, entry.key) === 0) unique[unique.length - 1] = entry;
-    else unique.push(entry);
-  }
-  return unique;
-}
-
-/** The first index in start..end whose key has bit `depth` set (the entries are sorted). */
-function splitAt(entries: ReadonlyArray<{ key: Uint8Array }>, start: number, end: number, depth: number): number {
-  let low = start;
-  let high = end;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    if (keyBit((entries[middle] as { key: Uint8Array }).key, depth) === 0) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}
-
-/** The non-zero entries of a subtree that held `leaf` (or nothing) once `changes[start..end)` apply. */
-function mergeLeaf(leaf: BalanceLeaf | null, changes: readonly BalanceEntry[], start: number, end: number): Array<BalanceEntry | BalanceLeaf> {
-  const merged: Array<BalanceEntry | BalanceLeaf> = [];
-  let kept = leaf;
-  for (let index = start; index < end; index += 1) {
-    const change = changes[index] as BalanceEntry;
-    if (kept !== null && compareKeys(kept.key, change.key) < 0) {
-      merged.push(kept);
-      kept = null;
-    }
-    if (kept !== null && compareKeys(kept.key, change.key) === 0) {
-      if (change.units === kept.units) merged.push(kept);
-      else if (change.units !== 0n) merged.push(change);
-      kept = null;
-      continue;
-    }
-    if (change.units !== 0n) merged.push(change);
-  }
-  if (kept !== null) merged.push(kept);
-  return merged;
-}
-
 /** Why a balance path does not prove anything (null: it is well formed). */
 export function balancePathProblem(key: Uint8Array, path: BalancePath): string | null {
   if (key.length !== KEY_BYTES) return 'the key is not 32 bytes';
@@ -236,7 +102,7 @@ export function balancePathProblem(key: Uint8Array, path: BalancePath): string |
   const leaf = path.leaf;
   if (leaf === null) return null;
   if (leaf.key.length !== KEY_BYTES) return "the leaf's key is not 32 bytes";
-  if (leaf.units <= 0n || leaf.units > UNITS_MAX) return 'the leaf holds no balance (a zero balance has no leaf)';
+  if (leaf.units <= 0n || leaf.units > BALANCE_UNITS_MAX) return 'the leaf holds no balance (a zero balance has no leaf)';
   for (let depth = 0; depth < path.siblings.length; depth += 1) {
     if (keyBit(leaf.key, depth) !== keyBit(key, depth)) return "the leaf's key does not lie on the key's path";
   }
@@ -359,8 +225,4 @@ export function checkBalanceEntry(hash: SyncHashFunction, user_id: string, entry
 
 export function checkBalanceEntryAsync(hash: HashFunction, user_id: string, entry: BalanceProofEntryJson, balance_root: string): Promise<BalanceProofCheck> {
   return runHashStepsAsync(checkBalanceEntrySteps(user_id, entry, balance_root), hash);
-}
-
-export function balanceRootHex(tree: BalanceTree): string {
-  return hexOfBytes(tree.rootHash());
 }

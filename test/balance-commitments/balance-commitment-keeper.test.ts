@@ -2,7 +2,8 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BalanceCommitmentKeeper } from '../../src/balance-commitments/balance-commitment-keeper.js';
-import { BalanceTree, balanceKey, balanceRootHex, checkBalanceEntry } from '../../src/domain/balance-commitment.js';
+import { balanceKey, checkBalanceEntry } from '../../src/domain/balance-commitment.js';
+import { BalanceTree, balanceRootHex } from '../../src/domain/balance-tree.js';
 import { pendingTransaction, sha256 } from '../../src/domain/hashing.js';
 import type { TransactionType } from '../../src/domain/transaction.js';
 import { BlockProducer } from '../../src/service/block-producer.js';
@@ -60,6 +61,9 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('the balance commitment keeper 
     const [tab, usdg] = proof.entries;
     expect(checkBalanceEntry(sha256, 'alice', tab!, proof.balance_root)).toEqual({ ok: true, units: 0n });
     expect(checkBalanceEntry(sha256, 'alice', usdg!, proof.balance_root)).toEqual({ ok: true, units: 7n });
+    // Each keeper released the trees its newer states replaced: it holds the nodes of one state, a rebuild's.
+    expect(sealer.memory()?.live_nodes).toBe(rebuilt.memory().live_nodes);
+    expect(follower.memory()?.live_nodes).toBe(rebuilt.memory().live_nodes);
   });
 
   it('an upgraded ledger (blocks without roots) gets the root of its newest block at start, and none for older ones', async () => {

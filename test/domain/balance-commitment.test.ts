@@ -2,8 +2,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  BalanceTree, balanceEntryJson, balanceKey, balanceRootHex, checkBalanceEntry, checkBalanceEntryAsync, type BalanceEntry,
+  balanceEntryJson, balanceKey, checkBalanceEntry, checkBalanceEntryAsync, type BalanceEntry,
 } from '../../src/domain/balance-commitment.js';
+import { BalanceTree, balanceRootHex } from '../../src/domain/balance-tree.js';
 import { sha256 } from '../../src/domain/hashing.js';
 
 const TOKENS = ['TAB', 'USDG'] as const;
