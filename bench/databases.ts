@@ -4,6 +4,7 @@
  * end even when the run fails. The URL's user must be allowed to CREATE DATABASE; a `?schema=` on it is
  * kept, and the service then works in that schema of each new database.
  */
+import fs from 'node:fs';
 import pg from 'pg';
 
 export type FreshDatabase = { url: string; drop(): Promise<void> };
@@ -31,4 +32,20 @@ export async function freshDatabase(server_url: string, name: string): Promise<F
       }
     },
   };
+}
+
+/** What a ledger takes on disk: a SQLite file with its WAL, or a PostgreSQL database (pg_database_size). */
+export async function databaseBytes(database_url: string): Promise<number> {
+  if (database_url.startsWith('sqlite:')) {
+    const file = database_url.slice('sqlite:'.length);
+    return [file, `${file}-wal`].reduce((sum, name) => sum + (fs.existsSync(name) ? fs.statSync(name).size : 0), 0);
+  }
+  const client = new pg.Client({ connectionString: database_url });
+  await client.connect();
+  try {
+    const result = await client.query<{ bytes: string }>('SELECT pg_database_size(current_database())::text AS bytes');
+    return Number(result.rows[0]?.bytes ?? 0);
+  } finally {
+    await client.end();
+  }
 }

@@ -5,6 +5,8 @@ import { BenchError, sleep } from './processes.js';
 export const ADMIN_SCOPE = 'ledger:admin';
 const TOKEN_TTL_S = 4 * 3600;
 const LOAD_RETRIES_MAX = 5;
+/** A loader paced by the backlog bound (503 pending_backlog_full) waits as long as sealing takes: 2,000 refusals of one batch, at least 2,000 s. */
+const BACKLOG_RETRIES_MAX = 2_000;
 const SEALED_WAIT_MS_MAX = 600_000;
 
 export type TransferBody = { from: string; to: string; amount: string; token: string; type: 'transfer' | 'mint' };
@@ -27,8 +29,9 @@ export async function submitBatch(url: string, token: string, items: readonly Tr
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ transactions: items }),
     });
-    // 503 service_overloaded: the write queue is full; back off as Retry-After says.
-    if (response.status === 503 && attempt < LOAD_RETRIES_MAX) {
+    // 503 service_overloaded: the write queue is full; 503 pending_backlog_full: PENDING_MAX transactions
+    // wait to be sealed. Back off as Retry-After says; the second paces a long load by the sealer.
+    if (response.status === 503 && attempt < (await retriesFor(response))) {
       await sleep(Number(response.headers.get('retry-after') ?? '1') * 1000);
       continue;
     }
@@ -68,6 +71,11 @@ export async function loadTransactions(
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));
   return { accepted, sampled_hashes };
+}
+
+async function retriesFor(response: Response): Promise<number> {
+  const problem = (await response.clone().json().catch(() => null)) as { code?: string } | null;
+  return problem?.code === 'pending_backlog_full' ? BACKLOG_RETRIES_MAX : LOAD_RETRIES_MAX;
 }
 
 export type Stats = { total_transactions: number; total_users: number; latest_block_number: number };

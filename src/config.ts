@@ -5,6 +5,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import { parseAmount } from './domain/amount.js';
+import { PENDING_MAX_DEFAULT, PENDING_MAX_LIMIT } from './backpressure/pending-backlog.js';
 import { FAILURE_BUDGET_PER_HOUR_DEFAULT, FAILURE_BUDGET_PER_HOUR_MAX } from './failure-budget/failure-budget-policy.js';
 import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/tokens.js';
 import { POOL_FEE_BPS_DEFAULT, POOL_FEE_BPS_MAX } from './market/pool.js';
@@ -165,7 +166,7 @@ export function loadConfig(env: Environment = process.env, runtime: ConfigRuntim
     failure_budget_per_hour: integer(env, 'FAILURE_BUDGET_PER_HOUR', FAILURE_BUDGET_PER_HOUR_DEFAULT, 0, FAILURE_BUDGET_PER_HOUR_MAX),
     block_interval_ms: integer(env, 'BLOCK_INTERVAL_MS', 1000, 10, 3_600_000),
     block_txs_max: integer(env, 'BLOCK_TXS_MAX', 10_000, 1, BLOCK_TXS_LIMIT),
-    pending_max: integer(env, 'PENDING_MAX', 100_000, 1, 100_000_000),
+    pending_max: integer(env, 'PENDING_MAX', PENDING_MAX_DEFAULT, 1, PENDING_MAX_LIMIT),
     read_cache_max_bytes: integer(env, 'READ_CACHE_MAX_BYTES', READ_CACHE_DEFAULT_BYTES, 0, READ_CACHE_LIMIT_BYTES),
     native_symbol: symbol(env, 'NATIVE_SYMBOL') ?? 'TAB',
     native_price_text,

@@ -22,6 +22,10 @@ import { OverloadedError } from '../domain/errors.js';
 /** Reads in one refresh when blocks keep being sealed during each (the timer's next refresh follows anyway). */
 const REFRESH_READS_MAX = 4;
 
+/** PENDING_MAX: the default bound on the pending backlog, and the largest accepted. */
+export const PENDING_MAX_DEFAULT = 100_000;
+export const PENDING_MAX_LIMIT = 100_000_000;
+
 export type PendingBacklogOptions = {
   pending_max: number;
   refresh_ms: number;
