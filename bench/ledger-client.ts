@@ -115,3 +115,29 @@ export async function waitUntilSealed(url: string, metrics_token: string): Promi
     await sleep(100);
   }
 }
+
+export type HeapPeaks = { heap_used_bytes: number; heap_total_bytes: number; external_bytes: number };
+/** How often sampleHeapPeaks scrapes: often enough to see a load's peaks, rarely enough to cost nothing. */
+const HEAP_SCRAPE_INTERVAL_MS = 2000;
+
+/** Scrapes a service's V8 heap (used, committed) and external memory until stopped; returns their peaks. */
+export function sampleHeapPeaks(url: string, metrics_token: string): { stop(): Promise<HeapPeaks> } {
+  const peaks: HeapPeaks = { heap_used_bytes: 0, heap_total_bytes: 0, external_bytes: 0 };
+  let sampling = true;
+  const scrapes = (async () => {
+    while (sampling) {
+      const text = await scrapeMetrics(url, metrics_token).catch(() => '');
+      peaks.heap_used_bytes = Math.max(peaks.heap_used_bytes, metricValue(text, 'nodejs_heap_size_used_bytes'));
+      peaks.heap_total_bytes = Math.max(peaks.heap_total_bytes, metricValue(text, 'nodejs_heap_size_total_bytes'));
+      peaks.external_bytes = Math.max(peaks.external_bytes, metricValue(text, 'nodejs_external_memory_bytes'));
+      await sleep(HEAP_SCRAPE_INTERVAL_MS);
+    }
+  })();
+  return {
+    async stop() {
+      sampling = false;
+      await scrapes;
+      return peaks;
+    },
+  };
+}

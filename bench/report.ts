@@ -34,6 +34,8 @@ export type ScaleLevel = {
   load_transactions_per_s: number;
   /** VmHWM of the service process so far. */
   peak_rss_bytes: number;
+  /** Peaks of the service's V8 heap (used, committed) and external memory while the level loaded and was read (absent before 2026-11-26). */
+  heap_peaks?: { heap_used_bytes: number; heap_total_bytes: number; external_bytes: number };
   /** The database on disk after loading (absent in results written before the 10M point). */
   database_bytes?: number;
   reads: Record<string, ReadPoint>;

@@ -17,7 +17,7 @@ import { PENDING_MAX_DEFAULT, PENDING_MAX_LIMIT } from '../src/backpressure/pend
 import { databaseBytes, freshDatabase, type FreshDatabase } from './databases.js';
 import { eventsScenario } from './events-scenario.js';
 import { DEFAULT_DATABASE_URL, describeSwapSealing, measureSwapSealing } from './swap-sealing.js';
-import { getJson, loadTransactions, metricValue, scrapeMetrics, signToken, waitUntilSealed, type Stats, type TransferBody } from './ledger-client.js';
+import { getJson, loadTransactions, metricValue, sampleHeapPeaks, scrapeMetrics, signToken, waitUntilSealed, type Stats, type TransferBody } from './ledger-client.js';
 import type { LoadSpec, PooledRequest } from './load-types.js';
 import { BENCH_PARTS, formatSize, readOptions, type BenchOptions } from './options.js';
 import { batchPool, mint, readPools as readPoolsOf, SAMPLE_POOL_SIZE, submitHotPool, submitManyPool, SUBMIT_AMOUNT, type ReadPool } from './scenario-requests.js';
@@ -327,6 +327,7 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
       }
       log(`scale: growing the ledger to ${formatSize(level)} transactions`);
       const started_ms = performance.now();
+      const heap = sampleHeapPeaks(service.url, run.metrics_token);
       // The mints to new users first, sealed before any transfer spends them: a transfer from an account
       // whose funding is still pending is not covered, and the failure budget (issue 15) refuses such
       // debits past 100 an hour.
@@ -352,12 +353,14 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
         reads[read.name] = { requests_per_s: result.requests_per_s, latency_ms: result.latency_ms, errors: result.errors, requests: result.requests };
       }
       const database_bytes = await databaseBytes(database_url);
+      const heap_peaks = await heap.stop();
       const entry: ScaleLevel = {
         transactions: stats.total_transactions, users: stats.total_users, blocks: stats.latest_block_number + 1, block_txs_max, load_s,
-        load_transactions_per_s: count / load_s, peak_rss_bytes: service.peakRssBytes(), database_bytes, reads,
+        load_transactions_per_s: count / load_s, peak_rss_bytes: service.peakRssBytes(), heap_peaks, database_bytes, reads,
       };
       levels.push(entry);
-      log(`  ${formatSize(level)}: ${entry.users} users, ${entry.blocks} blocks, loaded at ${fmt(entry.load_transactions_per_s)} tx/s, peak RSS ${(entry.peak_rss_bytes / 2 ** 20).toFixed(0)} MiB, ` +
+      log(`  ${formatSize(level)}: ${entry.users} users, ${entry.blocks} blocks, loaded at ${fmt(entry.load_transactions_per_s)} tx/s, peak RSS ${(entry.peak_rss_bytes / 2 ** 20).toFixed(0)} MiB ` +
+        `(V8 heap used ${(heap_peaks.heap_used_bytes / 2 ** 20).toFixed(0)} MiB, committed ${(heap_peaks.heap_total_bytes / 2 ** 20).toFixed(0)} MiB, external ${(heap_peaks.external_bytes / 2 ** 20).toFixed(0)} MiB at most), ` +
         `database ${(database_bytes / 2 ** 20).toFixed(0)} MiB (${Math.round(database_bytes / entry.transactions)} bytes a transaction); ` +
         Object.entries(reads).map(([name, read]) => `${name} p50 ${read.latency_ms.p50.toFixed(2)} ms`).join(', '));
     }

@@ -255,10 +255,10 @@ export class LedgerService {
   }
 
   async balances(user_id: string): Promise<Balances> {
-    const [balances, latest] = await Promise.all([this.store.balances(user_id), this.store.latestBlock()]);
+    const { balances, native_price } = await this.store.pricedBalances(user_id);
     const native_units = balances.get(this.tokens.native.symbol) ?? 0n;
     const usdg_units = balances.get(this.tokens.usdg.symbol) ?? 0n;
-    return { user_id, native_units, usdg_units, total_usd_micros: usdMicros(native_units, usdg_units, this.priceOf(latest)) };
+    return { user_id, native_units, usdg_units, total_usd_micros: usdMicros(native_units, usdg_units, this.priceOf({ native_price })) };
   }
 
   /**
@@ -361,7 +361,7 @@ export class LedgerService {
   }
 
   /** The price after `block` (the newest one): what it carries, or NATIVE_PRICE_USD for a block from before the market. */
-  private priceOf(block: BlockHeader | null): bigint {
+  private priceOf(block: Pick<BlockHeader, 'native_price'> | null): bigint {
     return block?.native_price == null ? this.options.native_price_units : priceTextToUnits(block.native_price);
   }
 

@@ -75,6 +75,8 @@ export type BlockCommit = {
 
 /** The balances as of one block, read in one snapshot: every stored balance, or those the blocks after a given one touched. */
 export type BalanceSnapshot = { block_number: number; balances: BalanceChange[] };
+/** A user's stored balances by token, and the native price the newest block carries (null: no block yet, or one from before the market). */
+export type PricedBalances = { balances: Map<string, bigint>; native_price: string | null };
 
 export type StoredBlockHeader = BlockHeader & { totals: ChainTotals };
 
@@ -157,6 +159,8 @@ export interface LedgerStore {
   appendHistory(leaves: ReadonlyArray<{ number: number; hash: string }>): Promise<void>;
 
   balances(user_id: string): Promise<Map<string, bigint>>;
+  /** The user's balances and the newest block's native price, read together (one statement on PostgreSQL): what GET /api/balance answers from. */
+  pricedBalances(user_id: string): Promise<PricedBalances>;
   /** Every stored balance and the newest block's number, in one snapshot (null before genesis). */
   balanceState(): Promise<BalanceSnapshot | null>;
   /**

@@ -192,12 +192,26 @@ describe(`the store contract (${testStoreKind()})`, () => {
       expect(await store.getTransaction(mint.tx_hash)).toEqual({ ...mint, status: 'confirmed', block_number: 1, block_hash: commit.header.hash, position: 0, error: null });
       expect(await store.getTransaction(overdraft.tx_hash)).toMatchObject({ status: 'failed', error: 'insufficient_funds', position: 1 });
       expect(await store.balances('alice')).toEqual(new Map([['TAB', UNITS_MAX]]));
+      expect(await store.pricedBalances('alice')).toEqual({ balances: new Map([['TAB', UNITS_MAX]]), native_price: commit.header.native_price ?? null });
+      expect(await store.pricedBalances('nobody')).toEqual({ balances: new Map(), native_price: commit.header.native_price ?? null });
       expect(await store.balancesOf([{ user_id: 'alice', token: 'TAB' }, { user_id: 'alice', token: 'USDG' }, { user_id: 'nobody', token: 'TAB' }]))
         .toEqual([{ user_id: 'alice', token: 'TAB', units: UNITS_MAX }]);
       expect(await store.knownUsers(['alice', 'issuer', 'zed'])).toEqual(new Set(['alice', 'issuer']));
       expect(await store.pendingCount()).toBe(0);
       expect(await store.pendingTransactions(10)).toEqual([]);
       expect(await store.getBlock(2)).toBeNull();
+    });
+
+    it("reads a user's balances with the newest block's price: none before genesis, each block's own after it", async () => {
+      expect(await store.pricedBalances('alice')).toEqual({ balances: new Map(), native_price: null });
+      await store.commitBlock({ ...genesisCommit(), header: genesisBlock(T0, '2.5') });
+      const genesis = (await store.latestBlock())!;
+      expect(await store.pricedBalances('alice')).toEqual({ balances: new Map(), native_price: '2.5' });
+      const mint = pending({ type: 'mint', from: 'issuer', to: 'alice', amount_units: 7n });
+      await store.appendPending([plain(mint)]);
+      const first = blockCommit(genesis, [mint], { balances: [{ user_id: 'alice', token: 'TAB', units: 7n }], new_users: ['issuer', 'alice'] });
+      await store.commitBlock({ ...first, header: buildBlock(genesis, [mint.tx_hash], genesis.timestamp + 1, '3.25') });
+      expect(await store.pricedBalances('alice')).toEqual({ balances: new Map([['TAB', 7n]]), native_price: '3.25' });
     });
 
     it('refuses a second genesis, a gap and a broken parent link', async () => {

@@ -120,6 +120,7 @@ describe('PostgreSQL schema', () => {
       pendingPostings: [100],
       balancesOf: [['alice'], ['TAB']],
       balancesOfUser: ['alice'],
+      pricedBalances: ['alice'],
       knownUsers: [['alice', 'bob']],
       latestBlock: [],
       blockAtOrBefore: [T0],

@@ -15,6 +15,7 @@ import type {
   AppendResult,
   BalanceChange,
   BalanceSnapshot,
+  PricedBalances,
   BlockCommit,
   IdempotencyRecord,
   LedgerStore,
@@ -191,6 +192,9 @@ export const SQL = {
   balancesOf: `SELECT user_id, token, units::text AS units FROM balances
        WHERE (user_id, token) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
   balancesOfUser: 'SELECT token, units::text AS units FROM balances WHERE user_id = $1',
+  // One row with a null token when the user has no balance; the price is the newest block's (an index seek).
+  pricedBalances: `SELECT (SELECT b.native_price FROM blocks b ORDER BY b.number DESC LIMIT 1) AS native_price, u.token, u.units::text AS units
+       FROM (SELECT 1) AS one LEFT JOIN balances u ON u.user_id = $1`,
   putBalances: `INSERT INTO balances (user_id, token, units) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
        ON CONFLICT (user_id, token) DO UPDATE SET units = excluded.units`,
   knownUsers: 'SELECT user_id FROM accounts WHERE user_id = ANY($1::text[])',
@@ -441,6 +445,13 @@ export class PostgresStore implements LedgerStore {
   async balances(user_id: string): Promise<Map<string, bigint>> {
     const rows = (await run<{ token: string; units: string }>(this.pool, 'balancesOfUser', [user_id])).rows;
     return new Map(rows.map((row) => [row.token, BigInt(row.units)]));
+  }
+
+  async pricedBalances(user_id: string): Promise<PricedBalances> {
+    const rows = (await run<{ native_price: string | null; token: string | null; units: string | null }>(this.pool, 'pricedBalances', [user_id])).rows;
+    const balances = new Map<string, bigint>();
+    for (const row of rows) if (row.token !== null && row.units !== null) balances.set(row.token, BigInt(row.units));
+    return { balances, native_price: rows[0]?.native_price ?? null };
   }
 
   async balanceState(): Promise<BalanceSnapshot | null> {

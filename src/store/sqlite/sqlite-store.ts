@@ -20,6 +20,7 @@ import type {
   AppendResult,
   BalanceChange,
   BalanceSnapshot,
+  PricedBalances,
   BlockCommit,
   IdempotencyRecord,
   LedgerStore,
@@ -403,6 +404,13 @@ export class SqliteStore implements LedgerStore {
     return new Map(rows.map((row) => [row.token, row.units]));
   }
 
+  async pricedBalances(user_id: string): Promise<PricedBalances> {
+    // Both reads in one synchronous step: no block can be sealed between them.
+    const rows = this.statements.balancesOfUser.all(user_id) as Array<{ token: string; units: bigint }>;
+    const latest = this.statements.latestPrice.get() as { native_price: string | null } | undefined;
+    return { balances: new Map(rows.map((row) => [row.token, row.units])), native_price: latest?.native_price ?? null };
+  }
+
   async getBlock(number: number): Promise<Block | null> {
     const row = this.statements.getBlock.get(number) as BlockRow | undefined;
     if (row === undefined) return null;
@@ -505,6 +513,7 @@ export const SQL = {
   sealTransactionBySeq: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ? WHERE seq = ? AND tx_hash = ? AND status = 'pending'",
   balance: 'SELECT units FROM balances WHERE user_id = ? AND token = ?',
   balancesOfUser: 'SELECT token, units FROM balances WHERE user_id = ?',
+  latestPrice: 'SELECT native_price FROM blocks ORDER BY number DESC LIMIT 1',
   putBalance: 'INSERT INTO balances (user_id, token, units) VALUES (?, ?, ?) ON CONFLICT (user_id, token) DO UPDATE SET units = excluded.units',
   insertAccount: 'INSERT INTO accounts (user_id) VALUES (?)',
   touchAccount: 'UPDATE accounts SET last_transfer_at = ? WHERE user_id = ?',
@@ -573,6 +582,7 @@ function prepareStatements(db: Database.Database) {
     sealTransactionBySeq: db.prepare(SQL.sealTransactionBySeq),
     balance: db.prepare(SQL.balance).safeIntegers(true),
     balancesOfUser: db.prepare(SQL.balancesOfUser).safeIntegers(true),
+    latestPrice: db.prepare(SQL.latestPrice),
     putBalance: db.prepare(SQL.putBalance),
     insertAccount: db.prepare(SQL.insertAccount),
     touchAccount: db.prepare(SQL.touchAccount),
