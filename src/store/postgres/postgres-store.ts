@@ -30,6 +30,7 @@ import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
+import { CoalescedRead } from './coalesced-read.js';
 import { debitSums, EVERY_DEBIT_COVERED, FAILURE_BUDGET_SQL, judgeAdded, JUDGED_COLUMNS, submittedCtes, submittedParameters, type JudgedRow } from './postgres-failure-budget.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { assert } from '../../domain/errors.js';
@@ -259,6 +260,11 @@ export class PostgresStore implements LedgerStore {
   private readonly event_channel: string;
   private readonly health: StorageHealthReporter | null;
   private closed = false;
+  /** The newest block's number: one read per event-loop turn however many requests ask (coalesced-read.ts). */
+  private readonly latest_block_number = new CoalescedRead(async () => {
+    const row = (await run<{ number: string | null }>(this.pool, 'latestBlockNumber', [])).rows[0];
+    return row?.number == null ? null : Number(row.number);
+  });
 
   private constructor(pool: pg.Pool, event_channel: string, health: StorageHealthReporter | null) {
     this.pool = pool;
@@ -327,9 +333,8 @@ export class PostgresStore implements LedgerStore {
     return row === undefined ? null : toStoredHeader(row);
   }
 
-  async latestBlockNumber(): Promise<number | null> {
-    const row = (await run<{ number: string | null }>(this.pool, 'latestBlockNumber', [])).rows[0];
-    return row?.number == null ? null : Number(row.number);
+  latestBlockNumber(): Promise<number | null> {
+    return this.latest_block_number.get();
   }
 
   async pendingTransactions(limit: number): Promise<Transaction[]> {
