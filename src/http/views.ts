@@ -86,7 +86,12 @@ export function statsView(stats: Stats) {
 
 /** Sends a view whose amounts must keep their exact decimal text (not Fastify's number serializer). */
 export function sendExact(reply: unknown, view: unknown): FastifyReply {
-  return (reply as FastifyReply).type('application/json; charset=utf-8').send(stringifyExact(view));
+  return sendJsonText(reply, stringifyExact(view));
+}
+
+/** Sends JSON text the route wrote itself (its schema's serializer is skipped: the text must be what it would write). */
+export function sendJsonText(reply: unknown, json: string): FastifyReply {
+  return (reply as FastifyReply).type('application/json; charset=utf-8').send(json);
 }
 
 function priceNumber(units: bigint): ExactNumber {
