@@ -77,7 +77,11 @@ function fieldOf(instance_path: string, params: Record<string, unknown>, context
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const mapped = toHttpProblem(error);
-  if (mapped.status >= 500) request.log.error({ err: error }, 'request failed');
+  // A bug is an error with its stack; a refusal the service means (overloaded, storage or identity
+  // provider away: a 503 with its code) is one warn line, not a stack trace per refused request while
+  // the pressure lasts (its component logs the cause at most once a minute, and counts it).
+  if (mapped.code === 'internal_error') request.log.error({ err: error }, 'request failed');
+  else if (mapped.status >= 500) request.log.warn({ method: request.method, url: request.url, status: mapped.status, code: mapped.code, detail: mapped.message }, 'request refused');
   const body = problem(mapped.code, mapped.status >= 500 && mapped.code === 'internal_error' ? 'an unexpected error occurred' : mapped.message, mapped.errors);
   return reply.code(mapped.status).headers(mapped.headers).type(PROBLEM_CONTENT_TYPE).send(body);
 }

@@ -212,7 +212,8 @@ function baseServer(logger: Logger, trust_proxy: readonly string[] = [], limits:
   );
   const debug = logger.isLevelEnabled('debug');
   app.addHook('onResponse', (request, reply, done) => {
-    const level = reply.statusCode >= 500 ? 'error' : 'debug';
+    // 500 is a bug: logged with the request. Other answers (a 503 refusal is logged by sendProblem) only at debug.
+    const level = reply.statusCode === 500 ? 'error' : 'debug';
     if (level === 'error' || debug) request.log[level]({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
     done();
   });

@@ -3,6 +3,7 @@
  * `pending_backlog_full` with Retry-After and store nothing; replays are still answered; sealing makes
  * room again. Runs on both stores.
  */
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
 import { expectProblem, type Call } from './client.js';
@@ -13,10 +14,13 @@ const mint = (to: string) => ({ from: 'treasury', to, amount: 1, token: 'TAB', t
 
 describe('PENDING_MAX', () => {
   let ledger: TestLedger;
+  let log_lines: Array<Record<string, unknown>>;
   let admin: { post(url: string, payload: unknown, headers?: Record<string, string>): Promise<Call> };
 
   beforeEach(async () => {
-    ledger = await startTestLedger({ PENDING_MAX: '3', BLOCK_INTERVAL_MS: '2000', METRICS_TOKEN: 'metrics-token-that-is-long-enough-32' });
+    log_lines = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => { log_lines.push(JSON.parse(line) as Record<string, unknown>); } });
+    ledger = await startTestLedger({ PENDING_MAX: '3', BLOCK_INTERVAL_MS: '2000', METRICS_TOKEN: 'metrics-token-that-is-long-enough-32' }, { logger });
     const token = await ledger.token('treasury', { admin: true });
     // Not client.ts's client: that one fails any 5xx, and these answers are 503 by design.
     admin = {
@@ -39,6 +43,11 @@ describe('PENDING_MAX', () => {
     expectProblem(batch, 503, 'pending_backlog_full');
     expect(batch.headers['retry-after']).toBe('2');
     expect(await ledger.store.pendingCount()).toBe(3);
+    // A refusal is one warn line with its code, no error and no stack trace per refused request.
+    const refusals = log_lines.filter((line) => line.msg === 'request refused');
+    expect(refusals.map((line) => [line.level, line.code, line.status])).toEqual([[40, 'pending_backlog_full', 503], [40, 'pending_backlog_full', 503]]);
+    expect(refusals.every((line) => line.err === undefined)).toBe(true);
+    expect(log_lines.filter((line) => (line.level as number) >= 50)).toEqual([]);
 
     await ledger.producer.drain();
     expect((await admin.post(BATCH, { transactions: [mint('d'), mint('e')] })).json.accepted).toBe(2);

@@ -4,7 +4,7 @@
  * that drive the HTTP API through `app.inject()`. Nothing is shared between instances.
  */
 import { SignJWT } from 'jose';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import { TEST_CHECKPOINT_KEY } from './service-process.js';
 import { startLedger, type Ledger } from '../../src/ledger.js';
@@ -25,7 +25,7 @@ export type TestLedger = Ledger & {
 /** `env` overrides the test defaults (an empty value unsets one, e.g. `JWT_SECRET: ''` for the development secret). */
 export async function startTestLedger(
   env: Record<string, string> = {},
-  options: { clock?: Clock; store?: StoreKind; explorer_root?: string; event_stream_limits?: Partial<EventStreamLimits> } = {},
+  options: { clock?: Clock; store?: StoreKind; explorer_root?: string; event_stream_limits?: Partial<EventStreamLimits>; logger?: Logger } = {},
 ): Promise<TestLedger> {
   const database = await createTestDatabase(options.store);
   const dir = database.dir;
@@ -38,7 +38,7 @@ export async function startTestLedger(
     ...env,
   });
   const ledger = await startLedger(config, {
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.explorer_root === undefined ? {} : { explorer_root: options.explorer_root }),
     ...(options.event_stream_limits === undefined ? {} : { event_stream_limits: options.event_stream_limits }),
