@@ -5,12 +5,13 @@
  * Why: the tree is persistent (an update shares every untouched node with the tree it came from, so a
  * reader keeps proving against the state it holds while the sealer prepares the next). As objects,
  * every update replaced each touched path's nodes with new ones, which lived long enough to reach
- * V8's old generation and then died there: a tree of 100,000 accounts updated 4,000 times by blocks
- * of 250 took 1.36 GiB of RSS for about 80 MiB of live nodes (docs/performance.md, "Scale"). Here a
- * node is a slot of an arena (its hash, and for a leaf its key and balance) with a reference count;
- * a tree holds one reference to its root, a branch one to each child, and `release()` returns the
- * slots no tree can reach any more to the arena, so the next update reuses them. A tree that is never
- * released gives its slots back when it is garbage-collected (a FinalizationRegistry), later.
+ * V8's old generation and then died there, which V8 let grow to several times the live heap: a tree
+ * of 200,000 balances updated 4,000 times by blocks of 250 peaked at 1.36 GiB of RSS (354 MiB as
+ * here; docs/performance.md, "Balance commitments"). Here a node is a slot of an arena (its hash,
+ * and for a leaf its key and balance) with a reference count; a tree holds one reference to its root,
+ * a branch one to each child, and `release()` returns the slots no tree can reach any more to the
+ * arena, so the next update reuses them. A tree that is never released gives its slots back when it
+ * is garbage-collected (a FinalizationRegistry), later.
  *
  * Reading a released tree is a bug: it throws.
  */
