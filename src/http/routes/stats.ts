@@ -1,10 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { LedgerService } from '../../service/ledger-service.js';
+import type { LedgerService, Stats } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses } from '../openapi.js';
 import { StatsSchema } from '../schemas.js';
-import { statsView, sendExact } from '../views.js';
+import { stringifyExact } from '../exact-json.js';
+import { sendJsonText, statsView } from '../views.js';
 
 export const statsRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService }> = async (app, { service }) => {
+  // The service computes the statistics once per second and newest block and hands every request of
+  // that time the same object: its JSON is written once too.
+  const stats_json = new WeakMap<Stats, string>();
+  const statsJson = (stats: Stats): string => {
+    let json = stats_json.get(stats);
+    if (json === undefined) {
+      json = stringifyExact(statsView(stats));
+      stats_json.set(stats, json);
+    }
+    return json;
+  };
+
   app.get('/stats', {
     schema: {
       summary: 'Network statistics',
@@ -17,5 +30,5 @@ export const statsRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService }> 
         ...errorResponses(API_ERROR_CODES),
       },
     },
-  }, async (_request, reply) => sendExact(reply, statsView(await service.stats())));
+  }, async (_request, reply) => sendJsonText(reply, statsJson(await service.stats())));
 };
