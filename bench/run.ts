@@ -316,6 +316,7 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
   const levels: ScaleLevel[] = [];
   const sampled: string[] = [];
   let loaded = 0;
+  let heap: ReturnType<typeof sampleHeapPeaks> | null = null;
   try {
     for (const level of options.scale_levels) {
       const count = level - loaded;
@@ -327,7 +328,7 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
       }
       log(`scale: growing the ledger to ${formatSize(level)} transactions`);
       const started_ms = performance.now();
-      const heap = sampleHeapPeaks(service.url, run.metrics_token);
+      heap = sampleHeapPeaks(service.url, run.metrics_token);
       // The mints to new users first, sealed before any transfer spends them: a transfer from an account
       // whose funding is still pending is not covered, and the failure budget (issue 15) refuses such
       // debits past 100 an hour.
@@ -354,6 +355,7 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
       }
       const database_bytes = await databaseBytes(database_url);
       const heap_peaks = await heap.stop();
+      heap = null;
       const entry: ScaleLevel = {
         transactions: stats.total_transactions, users: stats.total_users, blocks: stats.latest_block_number + 1, block_txs_max, load_s,
         load_transactions_per_s: count / load_s, peak_rss_bytes: service.peakRssBytes(), heap_peaks, database_bytes, reads,
@@ -365,6 +367,8 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
         Object.entries(reads).map(([name, read]) => `${name} p50 ${read.latency_ms.p50.toFixed(2)} ms`).join(', '));
     }
   } finally {
+    // A level that failed leaves its sampler running: stop it, or it keeps the run's process alive.
+    await heap?.stop();
     await service.stop();
   }
   return { levels };
