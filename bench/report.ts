@@ -1,6 +1,7 @@
 /** The results of a run, the targets they are judged against, and the table printed and written to docs. */
 import type { Summary, SubscriberReport } from './event-measures.js';
 import type { LoadResult } from './load-types.js';
+import type { HeapPeaks } from './ledger-client.js';
 import { formatSize } from './options.js';
 import type { SwapSealingResult } from './swap-sealing.js';
 
@@ -35,7 +36,7 @@ export type ScaleLevel = {
   /** VmHWM of the service process so far. */
   peak_rss_bytes: number;
   /** Peaks of the service's V8 heap (used, committed) and external memory while the level loaded and was read (absent before 2026-11-26). */
-  heap_peaks?: { heap_used_bytes: number; heap_total_bytes: number; external_bytes: number };
+  heap_peaks?: HeapPeaks;
   /** The database on disk after loading (absent in results written before the 10M point). */
   database_bytes?: number;
   reads: Record<string, ReadPoint>;

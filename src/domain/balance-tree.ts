@@ -252,7 +252,7 @@ export class BalanceTree {
     if (start === end) return node;
     const arena = this.arena;
     if (node === NONE || arena.isLeaf(node)) return this.build(this.mergeLeaf(node, changes, start, end), depth);
-    const middle = splitAt(changes, start, end, depth);
+    const middle = splitAt(start, end, (index) => keyBit((changes[index] as BalanceEntry).key, depth));
     const left = this.updateNode(arena.left[node] as number, depth + 1, changes, start, middle);
     const right = this.updateNode(arena.right[node] as number, depth + 1, changes, middle, end);
     return this.branch(left, right);
@@ -263,8 +263,7 @@ export class BalanceTree {
     if (items.length === 0) return NONE;
     if (items.length === 1) return this.leaf(items[0] as Item);
     if (depth >= BALANCE_PROOF_SIBLINGS_MAX) throw new Error('two distinct balance keys cannot share every bit');
-    let middle = 0;
-    while (middle < items.length && this.itemBit(items[middle] as Item, depth) === 0) middle += 1;
+    const middle = splitAt(0, items.length, (index) => this.itemBit(items[index] as Item, depth));
     return this.branch(this.build(items.slice(0, middle), depth + 1), this.build(items.slice(middle), depth + 1));
   }
 
@@ -334,13 +333,13 @@ function uniqueSorted(entries: readonly BalanceEntry[]): BalanceEntry[] {
   return unique;
 }
 
-/** The first index in start..end whose key has bit `depth` set (the entries are sorted). */
-function splitAt(entries: readonly BalanceEntry[], start: number, end: number, depth: number): number {
+/** The first index in start..end whose bit is 1 (`bitAt`, over keys sorted so that the 0s come first). */
+function splitAt(start: number, end: number, bitAt: (index: number) => number): number {
   let low = start;
   let high = end;
   while (low < high) {
     const middle = (low + high) >> 1;
-    if (keyBit((entries[middle] as BalanceEntry).key, depth) === 0) low = middle + 1;
+    if (bitAt(middle) === 0) low = middle + 1;
     else high = middle;
   }
   return low;

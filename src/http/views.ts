@@ -89,6 +89,23 @@ export function sendExact(reply: unknown, view: unknown): FastifyReply {
   return sendJsonText(reply, stringifyExact(view));
 }
 
+/**
+ * `write` made to run once per object: for records that never change once made (a sealed header, the
+ * statistics of one second and block), whose holders hand every request the same object. The JSON
+ * lives as long as the object does.
+ */
+export function jsonOncePerObject<Value extends object>(write: (value: Value) => string): (value: Value) => string {
+  const written = new WeakMap<Value, string>();
+  return (value) => {
+    let json = written.get(value);
+    if (json === undefined) {
+      json = write(value);
+      written.set(value, json);
+    }
+    return json;
+  };
+}
+
 /** Sends JSON text the route wrote itself (its schema's serializer is skipped: the text must be what it would write). */
 export function sendJsonText(reply: unknown, json: string): FastifyReply {
   return (reply as FastifyReply).type('application/json; charset=utf-8').send(json);

@@ -5,21 +5,13 @@ import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, NO
 import { parseBlockNumber, parsePagination } from '../parameters.js';
 import { BlockPageSchema, BlockParamsSchema, BlockSchema, BlocksQuerySchema } from '../schemas.js';
 import { sendRecord } from '../sealed-answers.js';
-import { blockHeaderView, blockView, sendJsonText } from '../views.js';
+import { blockHeaderView, blockView, jsonOncePerObject, sendJsonText } from '../views.js';
 import type { BlockHeader } from '../../domain/block.js';
 
 export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; read_cache: SealedRecordCache }> = async (app, { service, read_cache }) => {
   // A sealed header never changes, and the service hands out the same header objects for as long as it
   // keeps them (block-header-cache.ts): each is serialised once, and a page is their concatenation.
-  const header_json = new WeakMap<BlockHeader, string>();
-  const headerJson = (block: BlockHeader): string => {
-    let json = header_json.get(block);
-    if (json === undefined) {
-      json = JSON.stringify(blockHeaderView(block));
-      header_json.set(block, json);
-    }
-    return json;
-  };
+  const headerJson = jsonOncePerObject((block: BlockHeader) => JSON.stringify(blockHeaderView(block)));
 
   app.get('/blocks', {
     schema: {

@@ -3,20 +3,12 @@ import type { LedgerService, Stats } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses } from '../openapi.js';
 import { StatsSchema } from '../schemas.js';
 import { stringifyExact } from '../exact-json.js';
-import { sendJsonText, statsView } from '../views.js';
+import { jsonOncePerObject, sendJsonText, statsView } from '../views.js';
 
 export const statsRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService }> = async (app, { service }) => {
   // The service computes the statistics once per second and newest block and hands every request of
   // that time the same object: its JSON is written once too.
-  const stats_json = new WeakMap<Stats, string>();
-  const statsJson = (stats: Stats): string => {
-    let json = stats_json.get(stats);
-    if (json === undefined) {
-      json = stringifyExact(statsView(stats));
-      stats_json.set(stats, json);
-    }
-    return json;
-  };
+  const statsJson = jsonOncePerObject((stats: Stats) => stringifyExact(statsView(stats)));
 
   app.get('/stats', {
     schema: {
