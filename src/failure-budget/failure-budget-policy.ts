@@ -16,31 +16,29 @@ export const BUDGET_WINDOW_S = 3600;
 /** Whom an append's uncovered debits are charged to (the token's `sub`), and that subject's budget per hour. */
 export type FailureBudgetCharge = { subject: string; per_hour: number };
 
-/** What the store knows of one account and token: its sealed balance and the running totals of its debits. */
+/** What the store knows of one account and token: its sealed balance and the debits from it still pending. */
 export type DebitTotals = {
   /** Sealed balance, base units. */
   balance_units: bigint;
-  /** Every debit ever appended from this account in this token. */
-  submitted_units: bigint;
-  /** Every debit of it sealed since (confirmed or failed). */
-  settled_units: bigint;
+  /** Debits appended from this account in this token and not sealed yet (confirmed or failed), base units. */
+  pending_units: bigint;
 };
 
 export type BudgetDecision = { kind: 'covered' } | { kind: 'charged' } | { kind: 'refused'; retry_after_s: number };
 
-export function isDebit(type: TransactionType): boolean {
-  // A swap pays `amount` of `token` out of `from` into the pool: a debit like a transfer's.
-  return type === 'transfer' || type === 'burn' || type === 'swap';
-}
+/** The types that debit their sender (a swap pays `amount` of `token` out of `from` into the pool, like a transfer). */
+export const DEBIT_TYPES: readonly TransactionType[] = ['transfer', 'burn', 'swap'];
 
-/** Debits appended and not sealed yet. */
-export function pendingDebits(totals: DebitTotals): bigint {
-  return totals.submitted_units - totals.settled_units;
+/** DEBIT_TYPES as the list of an SQL `IN (...)`, for the stores' statements. */
+export const DEBIT_TYPES_SQL = DEBIT_TYPES.map((type) => `'${type}'`).join(', ');
+
+export function isDebit(type: TransactionType): boolean {
+  return DEBIT_TYPES.includes(type);
 }
 
 /** Whether the sealed balance, less what is already pending, pays for `amount_units`. */
 export function isCovered(totals: DebitTotals, amount_units: bigint): boolean {
-  return totals.balance_units - pendingDebits(totals) >= amount_units;
+  return totals.balance_units - totals.pending_units >= amount_units;
 }
 
 /** The clock hour (its first second) that a transaction stamped `timestamp_s` is charged to. */
@@ -111,11 +109,11 @@ export class BudgetPass {
     return { kind: 'charged' };
   }
 
-  /** The new submitted totals of the accounts whose debits this pass stored. */
-  submittedChanges(): Array<{ user_id: string; token: string; submitted_units: bigint; added_units: bigint }> {
+  /** Per account and token, the debits this pass let be stored: what they add to what is pending. */
+  pendingChanges(): DebitSum[] {
     return [...this.totals.values()]
       .filter((entry) => entry.added_units > 0n)
-      .map((entry) => ({ user_id: entry.user_id, token: entry.token, submitted_units: entry.totals.submitted_units, added_units: entry.added_units }));
+      .map((entry) => ({ user_id: entry.user_id, token: entry.token, units: entry.added_units }));
   }
 
   /** The subjects this pass charged, with their new count and what was added. */
@@ -124,7 +122,7 @@ export class BudgetPass {
   }
 
   private addDebit(account: { totals: DebitTotals; added_units: bigint }, amount_units: bigint): void {
-    account.totals = { ...account.totals, submitted_units: account.totals.submitted_units + amount_units };
+    account.totals = { ...account.totals, pending_units: account.totals.pending_units + amount_units };
     account.added_units += amount_units;
   }
 
@@ -149,9 +147,12 @@ export class BudgetPass {
   }
 }
 
-/** Per (account, token), the sum of the debits among `items`: what a block settles, or what an append adds to the submitted totals. */
-export function debitsByAccount(items: ReadonlyArray<{ from: string; token: string; type: TransactionType; amount_units: bigint }>): Array<{ user_id: string; token: string; units: bigint }> {
-  const sums = new Map<string, { user_id: string; token: string; units: bigint }>();
+/** The debits of one account in one token, summed (base units). */
+export type DebitSum = { user_id: string; token: string; units: bigint };
+
+/** Per (account, token), the sum of the debits among `items`: what a block settles, or what an append adds to what is pending. */
+export function debitsByAccount(items: ReadonlyArray<{ from: string; token: string; type: TransactionType; amount_units: bigint }>): DebitSum[] {
+  const sums = new Map<string, DebitSum>();
   for (const item of items) {
     if (!isDebit(item.type)) continue;
     const key = balanceTotalsKey(item.from, item.token);

@@ -10,7 +10,7 @@ describe('the failure budget policy', () => {
   });
 
   it('covers a debit by the sealed balance less pending debits, exactly, beyond 2^63', () => {
-    const totals: DebitTotals = { balance_units: 100n, submitted_units: 2n ** 70n + 60n, settled_units: 2n ** 70n };
+    const totals: DebitTotals = { balance_units: 2n ** 70n + 100n, pending_units: 2n ** 70n + 60n };
     expect(isCovered(totals, 40n)).toBe(true);
     expect(isCovered(totals, 41n)).toBe(false);
   });
@@ -22,10 +22,10 @@ describe('the failure budget policy', () => {
   });
 
   it('judges in order: stored debits are pending for the next, charges use the budget, refusals add nothing', () => {
-    const pass = new BudgetPass({ totals: () => ({ balance_units: 10n, submitted_units: 0n, settled_units: 0n }), charged: () => 1 });
+    const pass = new BudgetPass({ totals: () => ({ balance_units: 10n, pending_units: 0n }), charged: () => 1 });
     const judge = (amount_units: bigint) => pass.judge({ from: 'a', token: 'TAB', type: 'transfer', amount_units, timestamp: HOUR + 600, charge: { subject: 's', per_hour: 2 } }).kind;
     expect([judge(6n), judge(6n), judge(4n), judge(1n)]).toEqual(['covered', 'charged', 'refused', 'refused']);
-    expect(pass.submittedChanges()).toEqual([{ user_id: 'a', token: 'TAB', submitted_units: 12n, added_units: 12n }]);
+    expect(pass.pendingChanges()).toEqual([{ user_id: 'a', token: 'TAB', units: 12n }]);
     expect(pass.budgetChanges()).toEqual([{ subject: 's', window_start_s: HOUR, charged: 2, added: 1 }]);
   });
 

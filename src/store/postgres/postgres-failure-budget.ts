@@ -1,56 +1,51 @@
 /**
- * The failure budget on PostgreSQL (src/failure-budget), race-free across instances: inside the
- * append's write transaction the submitted totals of the batch's debiting accounts are incremented
- * by an upsert, which takes their row locks (in key order) and returns the newest totals, so two
- * instances' debits from one account are judged one after the other; the subjects' budget rows are
- * locked the same way (always after the totals, so never in a cycle) only when a debit is not
- * covered. The sealer adds each block's debits to the settled totals in the block's transaction.
+ * The failure budget on PostgreSQL (src/failure-budget), race-free across instances, and writing
+ * nothing for a covered debit.
  *
- * The common case, every debit of a group commit covered, costs no statement of its own: the store's
- * `insertIfCovered` adds the totals and inserts the transactions in one statement (submittedCtes,
- * then the insert only when EVERY_DEBIT_COVERED); only when a debit is not covered does `judgeAdded`
- * run, from the totals that statement returned, and the store inserts what it did not refuse.
+ * Each instance keeps what every sender has pending in memory (SequencedPendingDebits, pending-debits.ts),
+ * exact at one event sequence. Every write that changes what is pending takes its event sequences from
+ * the one counter row (a group commit in its INSERT, a block at its end) and holds that row's lock
+ * until it commits, so writers commit in sequence order and "the counter still reads the sequence my
+ * figure is exact at" means that nobody else has written since:
+ *
+ * - The common case, every debit of a group commit covered and no other writer since: the store's
+ *   `insertIfCovered` advances the counter only if it still reads that sequence and every account's
+ *   sealed balance (one key seek) covers its pending debits with this group's, and then inserts. One
+ *   statement; nothing is written but the rows themselves.
+ * - Otherwise `judgeLocked`: the counter row is locked first (every other writer waits), what committed
+ *   since the figure's sequence is read (the debits appended with event sequences in that range and
+ *   those sealed by the blocks whose events start in it; every pending row when the figure is unknown
+ *   or far behind), then the debits are judged item by item and the subjects' budget rows charged
+ *   (locked after the counter, never in a cycle). Serialised on the counter, the judgement holds for
+ *   the whole cluster.
+ * - After each commit the store reports its change (its sequence range and debits) to the figure; a
+ *   write that fails or whose report is lost only costs the next group commit the locked path.
  */
 import type pg from 'pg';
-import { BudgetPass, budgetKey, balanceTotalsKey, budgetWindowStart, debitsByAccount, isDebit, type DebitTotals } from '../../failure-budget/failure-budget-policy.js';
-import type { PendingAppend } from '../../service/ledger-store.js';
 import { assert } from '../../domain/errors.js';
+import {
+  BudgetPass, balanceTotalsKey, budgetKey, budgetWindowStart, DEBIT_TYPES_SQL, debitsByAccount, isDebit, type DebitSum,
+} from '../../failure-budget/failure-budget-policy.js';
+import type { SequencedPendingDebits } from '../../failure-budget/pending-debits.js';
+import type { PendingAppend } from '../../service/ledger-store.js';
 
 /**
- * Adds the batch's debits (parameters $n, $n+1, $n+2: user ids, tokens, units, one row per account and
- * token) to the submitted totals and reads, per account and token, the new total with the sealed
- * balance and settled total. The upsert takes the rows' locks in key order; balance and settled come
- * from the statement's snapshot (one block's state); the upsert's row is the newest. Balance and
- * settled are read by one primary-key seek per row (scalar subqueries): as joins, the planner hashed
- * both whole tables for the few rows of a group commit (0.4 ms a statement with 2,000 accounts, and
- * growing with them).
+ * A figure further behind than this many event sequences is read whole (every pending row) rather
+ * than caught up by the range: both reads are then bounded, by this and by PENDING_MAX.
  */
-export function submittedCtes(n: number): string {
-  return `added AS (
-         INSERT INTO outgoing_submitted AS o (user_id, token, units)
-         SELECT user_id, token, units FROM unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::numeric[]) AS k(user_id, token, units) ORDER BY user_id, token
-         ON CONFLICT (user_id, token) DO UPDATE SET units = o.units + excluded.units
-         RETURNING o.user_id, o.token, o.units
-       ),
-       judged AS (
-         SELECT a.user_id, a.token, a.units AS submitted,
-           COALESCE((SELECT b.units FROM balances b WHERE b.user_id = a.user_id AND b.token = a.token), 0) AS balance,
-           COALESCE((SELECT s.units FROM outgoing_settled s WHERE s.user_id = a.user_id AND s.token = a.token), 0) AS settled
-         FROM added a
-       )`;
-}
+export const CATCH_UP_SEQUENCES_MAX = 100_000;
 
-/** After submittedCtes: every account's sealed balance, less all its pending debits this batch's included, is not negative (isCovered for the whole batch). */
-export const EVERY_DEBIT_COVERED = 'NOT EXISTS (SELECT 1 FROM judged j WHERE j.balance < j.submitted - j.settled)';
-
-/** The columns of a judged row as the judging reads them. */
-export const JUDGED_COLUMNS = 'user_id, token, submitted::text AS submitted, balance::text AS balance, settled::text AS settled';
-
-export type JudgedRow = { user_id: string; token: string; submitted: string; balance: string; settled: string };
+/** Per (account, token), debits summed: an `IN` list of DEBIT_TYPES, grouped by sender. */
+const DEBITS_GROUPED = `SELECT from_id AS user_id, token, SUM(amount)::text AS units FROM transactions`;
 
 export const FAILURE_BUDGET_SQL = {
-  takeSubmittedBack: `UPDATE outgoing_submitted o SET units = o.units - k.units
-       FROM unnest($1::text[], $2::text[], $3::numeric[]) AS k(user_id, token, units) WHERE o.user_id = k.user_id AND o.token = k.token`,
+  // Every writer takes this row last (or, here, first and alone): see the module's comment.
+  lockEventCounter: 'SELECT last_sequence::text AS last_sequence FROM event_counter WHERE id = 1 FOR UPDATE',
+  appendedBetween: `${DEBITS_GROUPED} WHERE event_seq > $1 AND event_seq <= $2 AND type IN (${DEBIT_TYPES_SQL}) GROUP BY from_id, token`,
+  sealedBetween: `SELECT t.from_id AS user_id, t.token, SUM(t.amount)::text AS units FROM block_events e JOIN transactions t ON t.block_number = e.number
+       WHERE e.first_sequence > $1 AND e.first_sequence <= $2 AND t.type IN (${DEBIT_TYPES_SQL}) GROUP BY t.from_id, t.token`,
+  pendingNow: `${DEBITS_GROUPED} WHERE status = 'pending' AND type IN (${DEBIT_TYPES_SQL}) GROUP BY from_id, token`,
+  blockDebits: `${DEBITS_GROUPED} WHERE block_number = $1 AND type IN (${DEBIT_TYPES_SQL}) GROUP BY from_id, token`,
   lockBudgets: `INSERT INTO failure_budgets AS f (subject, window_start_s, charged)
        SELECT subject, window_start_s, 0 FROM unnest($1::text[], $2::bigint[]) AS k(subject, window_start_s) ORDER BY subject, window_start_s
        ON CONFLICT (subject, window_start_s) DO UPDATE SET charged = f.charged
@@ -60,45 +55,103 @@ export const FAILURE_BUDGET_SQL = {
        WHERE f.subject = k.subject AND f.window_start_s = k.window_start_s`,
   forgetOldWindows: 'DELETE FROM failure_budgets WHERE subject = ANY($1::text[]) AND window_start_s < $2',
   releaseClaims: `DELETE FROM idempotency_keys WHERE (caller, key, tx_hash) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`,
-  settleBlock: `INSERT INTO outgoing_settled AS o (user_id, token, units)
-       SELECT from_id, token, SUM(amount) FROM transactions WHERE block_number = $1 AND type IN ('transfer', 'burn', 'swap')
-       GROUP BY from_id, token ORDER BY from_id, token
-       ON CONFLICT (user_id, token) DO UPDATE SET units = o.units + excluded.units`,
 } as const;
 
-type Run = <Row extends pg.QueryResultRow = pg.QueryResultRow>(name: keyof typeof FAILURE_BUDGET_SQL, values: unknown[]) => Promise<pg.QueryResult<Row>>;
+export type FailureBudgetStatement = keyof typeof FAILURE_BUDGET_SQL;
 
-/** The debits of `candidates` summed per account and token: what the submitted totals grow by. */
-export function debitSums(candidates: readonly PendingAppend[]): Array<{ user_id: string; token: string; units: bigint }> {
+type Run = <Row extends pg.QueryResultRow = pg.QueryResultRow>(name: FailureBudgetStatement, values: unknown[]) => Promise<pg.QueryResult<Row>>;
+
+type SumRow = { user_id: string; token: string; units: string };
+
+/** The sealed balances of these accounts (those without one left out), read in the caller's transaction. */
+export type ReadBalances = (keys: ReadonlyArray<{ user_id: string; token: string }>) => Promise<DebitSum[]>;
+
+/** The debits of `candidates` summed per account and token. */
+export function debitSums(candidates: readonly PendingAppend[]): DebitSum[] {
   return debitsByAccount(candidates.map((item) => item.transaction));
 }
 
-/** The parameters of submittedCtes (and of takeSubmittedBack) for `sums`. */
-export function submittedParameters(sums: ReadonlyArray<{ user_id: string; token: string; units: bigint }>): unknown[] {
-  return [sums.map((sum) => sum.user_id), sums.map((sum) => sum.token), sums.map((sum) => sum.units.toString())];
+/**
+ * The parameters of the store's `insertIfCovered` after its rows': the sequence `figure` is exact at,
+ * and per account what must be covered (pending with this group's debits `sums`); null while the
+ * figure is unknown (the group commit then takes judgeLocked).
+ */
+export function coverageParameters(figure: SequencedPendingDebits, sums: readonly DebitSum[]): unknown[] | null {
+  const known = figure.known_sequence;
+  if (known === null) return null;
+  return [
+    known, sums.map((sum) => sum.user_id), sums.map((sum) => sum.token),
+    sums.map((sum) => (figure.get(sum.user_id, sum.token) + sum.units).toString()),
+  ];
+}
+
+/** What block `number` settles, read inside its write transaction: its debits, negated (they stop being pending). */
+export async function blockSettlement(run: Run, number: number): Promise<DebitSum[]> {
+  return (await readSums(run, 'blockDebits', [number])).map((sum) => ({ ...sum, units: -sum.units }));
 }
 
 /**
- * Judges `candidates` (the items whose idempotency claims won, in arrival order) once their debits
- * (`sums`) were added to the submitted totals, from the rows that adding returned; charges their
- * subjects and returns, by item, the refusals (their debits taken back from the totals and their
- * claims released). Call inside the append's transaction.
+ * With the event counter locked (the head of the log is then `head` until this transaction ends):
+ * judges `candidates` (the items whose idempotency claims won, in arrival order) and charges their
+ * subjects; returns, by item, the refusals (their idempotency claims released) and the head. Brings
+ * `figure` up to the head on the way when it was behind.
  */
-export async function judgeAdded(
-  run: Run, candidates: readonly PendingAppend[], sums: ReadonlyArray<{ user_id: string; token: string; units: bigint }>, rows: readonly JudgedRow[],
+export async function judgeLocked(
+  run: Run, read_balances: ReadBalances, figure: SequencedPendingDebits, candidates: readonly PendingAppend[],
+): Promise<{ refusals: Map<PendingAppend, number>; head: number }> {
+  const sums = debitSums(candidates);
+  // Read before the lock (synchronously, so no report moves the figure in between); caught up after it.
+  const start = { sequence: figure.known_sequence, units: new Map(sums.map((sum) => [balanceTotalsKey(sum.user_id, sum.token), figure.get(sum.user_id, sum.token)])) };
+  const row = (await run<{ last_sequence: string }>('lockEventCounter', [])).rows[0];
+  assert(row !== undefined, 'the event counter row exists');
+  const head = Number(row.last_sequence);
+  const pending = await pendingAtHead(run, figure, start, head);
+  const balances = new Map((await read_balances(sums)).map((balance) => [balanceTotalsKey(balance.user_id, balance.token), balance.units]));
+  const totalsOf = (user_id: string, token: string) => {
+    const key = balanceTotalsKey(user_id, token);
+    return { balance_units: balances.get(key) ?? 0n, pending_units: pending.get(key) ?? 0n };
+  };
+  const refusals = await judgeItems(run, candidates.filter((item) => isDebit(item.transaction.type)), totalsOf);
+  if (refusals.size > 0) await releaseClaims(run, [...refusals.keys()]);
+  return { refusals, head };
+}
+
+/** Pending debits of the keys of `start.units` at `head`: caught up from the figure's sequence by the range, or read whole. */
+async function pendingAtHead(
+  run: Run, figure: SequencedPendingDebits, start: { sequence: number | null; units: Map<string, bigint> }, head: number,
+): Promise<Map<string, bigint>> {
+  const from = start.sequence;
+  // (A figure ahead of the head: the database was put back, by a restore. Read whole.)
+  if (from !== null && from <= head && head - from <= CATCH_UP_SEQUENCES_MAX) {
+    if (from === head) return start.units;
+    // Appended first, then sealed, so that no account's figure dips below zero on the way.
+    const appended = await readSums(run, 'appendedBetween', [from, head]);
+    const sealed = (await readSums(run, 'sealedBetween', [from, head])).map((sum) => ({ ...sum, units: -sum.units }));
+    const changes = [...appended, ...sealed];
+    figure.committed({ before: from, after: head, changes });
+    const pending = new Map(start.units);
+    for (const change of changes) {
+      const key = balanceTotalsKey(change.user_id, change.token);
+      const units = pending.get(key);
+      if (units !== undefined) pending.set(key, units + change.units);
+    }
+    return pending;
+  }
+  const all = await readSums(run, 'pendingNow', []);
+  figure.reset(all, head);
+  return new Map(all.map((sum) => [balanceTotalsKey(sum.user_id, sum.token), sum.units]));
+}
+
+async function readSums(run: Run, name: 'appendedBetween' | 'sealedBetween' | 'pendingNow' | 'blockDebits', values: unknown[]): Promise<DebitSum[]> {
+  const rows = (await run<SumRow>(name, values)).rows;
+  return rows.map((row) => ({ user_id: row.user_id, token: row.token, units: BigInt(row.units) }));
+}
+
+/** Judges `debits` in order; charges and refuses through the budget rows, which it locks only for the subjects an uncovered debit charges. */
+async function judgeItems(
+  run: Run, debits: readonly PendingAppend[], totalsOf: (user_id: string, token: string) => { balance_units: bigint; pending_units: bigint },
 ): Promise<Map<PendingAppend, number>> {
   const refusals = new Map<PendingAppend, number>();
-  const debits = candidates.filter((item) => isDebit(item.transaction.type));
-  const added_by_key = new Map(sums.map((sum) => [balanceTotalsKey(sum.user_id, sum.token), sum.units]));
-  assert(rows.length === sums.length, 'adding the submitted totals returns one row per account and token');
-  const totals = new Map<string, DebitTotals>();
-  for (const row of rows) {
-    const key = balanceTotalsKey(row.user_id, row.token);
-    const added = added_by_key.get(key);
-    assert(added !== undefined, 'a submitted total returned is one the batch added to');
-    totals.set(key, { balance_units: BigInt(row.balance), submitted_units: BigInt(row.submitted) - added, settled_units: BigInt(row.settled) });
-  }
-  const totalsOf = (user_id: string, token: string): DebitTotals => totals.get(balanceTotalsKey(user_id, token)) as DebitTotals;
   // First as if no budget were spent: the subjects it charges are the only ones a real pass can charge.
   const asked = new Map<string, { subject: string; window_start_s: number }>();
   const optimistic = new BudgetPass({
@@ -121,7 +174,6 @@ export async function judgeAdded(
     if (decision.kind === 'refused') refusals.set(item, decision.retry_after_s);
   }
   await writeCharges(run, pass, windows);
-  if (refusals.size > 0) await undoRefused(run, [...refusals.keys()]);
   return refusals;
 }
 
@@ -138,11 +190,9 @@ async function writeCharges(run: Run, pass: BudgetPass, windows: ReadonlyArray<{
   await run('forgetOldWindows', [changes.map((change) => change.subject), oldest_current]);
 }
 
-/** Refused debits were added to the submitted totals up front: take them back, and release their idempotency claims. */
-async function undoRefused(run: Run, refused: readonly PendingAppend[]): Promise<void> {
-  await run('takeSubmittedBack', submittedParameters(debitSums(refused)));
+/** A refused item's idempotency claim is released: nothing of it is stored. */
+async function releaseClaims(run: Run, refused: readonly PendingAppend[]): Promise<void> {
   const claims = refused.flatMap((item) => (item.idempotency === null ? [] : [{ ...item.idempotency, tx_hash: item.transaction.tx_hash }]));
-  if (claims.length > 0) {
-    await run('releaseClaims', [claims.map((claim) => claim.caller), claims.map((claim) => claim.key), claims.map((claim) => claim.tx_hash)]);
-  }
+  if (claims.length === 0) return;
+  await run('releaseClaims', [claims.map((claim) => claim.caller), claims.map((claim) => claim.key), claims.map((claim) => claim.tx_hash)]);
 }

@@ -31,7 +31,10 @@ import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter }
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
 import { CoalescedRead } from './coalesced-read.js';
-import { debitSums, EVERY_DEBIT_COVERED, FAILURE_BUDGET_SQL, judgeAdded, JUDGED_COLUMNS, submittedCtes, submittedParameters, type JudgedRow } from './postgres-failure-budget.js';
+import {
+  blockSettlement, coverageParameters, debitSums, FAILURE_BUDGET_SQL, judgeLocked, type FailureBudgetStatement,
+} from './postgres-failure-budget.js';
+import { SequencedPendingDebits, type PendingDelta } from '../../failure-budget/pending-debits.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { assert } from '../../domain/errors.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
@@ -144,24 +147,27 @@ export const SQL = {
   pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < $1',
   // One round trip for the group commit's rows and their event sequences: the counter is advanced by
   // the number of rows (locking it until commit, so sequences stay gap-free and in commit order) and the
-  // rows take the sequences after it, in arrival order (no counter row: no rows, which the caller
-  // asserts against). Its NOTIFY is that of advanceEventCounter.
+  // rows take the sequences after it, in arrival order. Returns the sequence before them and how many
+  // were inserted (none when the counter row is missing, which the caller asserts against). Its NOTIFY
+  // is that of advanceEventCounter.
   insertTransactions: `WITH counter AS (
          UPDATE event_counter SET last_sequence = last_sequence + cardinality($1::text[]) WHERE id = 1
          RETURNING last_sequence - cardinality($1::text[]) AS before, pg_notify($10, last_sequence::text)
-       )
-       ${INSERT_PENDING}`,
-  // The group commit when it debits: adds the debits ($13–$15) to the submitted totals, then, only if
-  // every one is covered, takes the event sequences and inserts (as insertTransactions); returns the
-  // judged totals and how many were inserted (0 when a debit is not covered: the store judges then).
-  // The counter's condition reads the totals' upsert, so its row locks come first (as in every writer).
-  insertIfCovered: `WITH ${submittedCtes(13)},
-       counter AS (
-         UPDATE event_counter SET last_sequence = last_sequence + cardinality($1::text[]) WHERE id = 1 AND ${EVERY_DEBIT_COVERED}
+       ),
+       inserted AS (${INSERT_PENDING} RETURNING 1)
+       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM inserted)::int AS inserted`,
+  // The group commit when it debits (postgres-failure-budget.ts): as insertTransactions, but only if the
+  // counter still reads $13, the sequence this instance's pending debits are exact at (nobody else has
+  // written since), and every account's sealed balance (one primary-key seek) covers what it must
+  // ($14–$16: its pending debits with this group's). Otherwise nothing: the store judges under the lock.
+  insertIfCovered: `WITH counter AS (
+         UPDATE event_counter SET last_sequence = last_sequence + cardinality($1::text[]) WHERE id = 1 AND last_sequence = $13
+           AND NOT EXISTS (SELECT 1 FROM unnest($14::text[], $15::text[], $16::numeric[]) AS k(user_id, token, units)
+             WHERE COALESCE((SELECT b.units FROM balances b WHERE b.user_id = k.user_id AND b.token = k.token), 0) < k.units)
          RETURNING last_sequence - cardinality($1::text[]) AS before, pg_notify($10, last_sequence::text)
        ),
        inserted AS (${INSERT_PENDING} RETURNING 1)
-       SELECT ${JUDGED_COLUMNS}, (SELECT COUNT(*) FROM inserted)::int AS inserted FROM judged`,
+       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM inserted)::int AS inserted`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = $1`,
   // Each side is a range of its index read newest first; a Merge Append of the two stops after
   // `limit`. A transaction that is both (a mint to its issuer) is taken from the `from` side only.
@@ -259,6 +265,8 @@ export class PostgresStore implements LedgerStore {
   /** Where writers announce new events (see eventChannel). */
   private readonly event_channel: string;
   private readonly health: StorageHealthReporter | null;
+  /** What each sender has pending, as this instance knows it (postgres-failure-budget.ts). */
+  private readonly pending_debits = new SequencedPendingDebits();
   private closed = false;
   /** The newest block's number: one read per event-loop turn however many requests ask (coalesced-read.ts). */
   private readonly latest_block_number = new CoalescedRead(async () => {
@@ -301,7 +309,9 @@ export class PostgresStore implements LedgerStore {
 
   async appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]> {
     if (batch.length === 0) return [];
-    return this.write('store submissions', (client) => appendBatch(client, batch, this.event_channel));
+    const { results, delta } = await this.write('store submissions', (client) => appendBatch(client, batch, this.pending_debits, this.event_channel));
+    if (delta !== null) this.pending_debits.committed(delta);
+    return results;
   }
 
   async findIdempotency(caller: string, key: string): Promise<IdempotencyRecord | null> {
@@ -365,11 +375,7 @@ export class PostgresStore implements LedgerStore {
   }
 
   async balancesOf(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]> {
-    if (keys.length === 0) return [];
-    const rows = (await run<{ user_id: string; token: string; units: string }>(this.pool, 'balancesOf', [
-      keys.map((key) => key.user_id), keys.map((key) => key.token),
-    ])).rows;
-    return rows.map((row) => ({ user_id: row.user_id, token: row.token, units: BigInt(row.units) }));
+    return readBalancesOf(this.pool, keys);
   }
 
   async knownUsers(user_ids: readonly string[]): Promise<Set<string>> {
@@ -379,7 +385,8 @@ export class PostgresStore implements LedgerStore {
   }
 
   async commitBlock(commit: BlockCommit): Promise<void> {
-    await this.write('seal a block', (client) => writeBlock(client, commit, this.event_channel));
+    const delta = await this.write('seal a block', (client) => writeBlock(client, commit, this.event_channel));
+    this.pending_debits.committed(delta);
   }
 
   async candlesAt(keys: ReadonlyArray<{ interval: CandleInterval; start: number }>): Promise<Candle[]> {
@@ -615,9 +622,10 @@ async function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(
 
 /** The failure budget's statements (postgres-failure-budget.ts), run on `client` like the store's own. */
 function runIn(client: pg.PoolClient) {
-  return async <Row extends pg.QueryResultRow = pg.QueryResultRow>(name: keyof typeof FAILURE_BUDGET_SQL, values: unknown[]): Promise<pg.QueryResult<Row>> => {
+  return async <Row extends pg.QueryResultRow = pg.QueryResultRow>(name: FailureBudgetStatement, values: unknown[]): Promise<pg.QueryResult<Row>> => {
     try {
-      const query_timeout = name === 'settleBlock' ? STATEMENT_TIMEOUT_MS : undefined;
+      // The sealer's read of its block's debits gets the sealer's deadline (see SEALER_STATEMENTS).
+      const query_timeout = name === 'blockDebits' ? STATEMENT_TIMEOUT_MS : undefined;
       return await client.query<Row>({ name: `tabula_budget_${name}`, text: FAILURE_BUDGET_SQL[name], values, ...(query_timeout === undefined ? {} : { query_timeout }) });
     } catch (error) {
       throw translateFault(name, null, isPostgresStorageFault, error);
@@ -630,7 +638,9 @@ function runIn(client: pg.PoolClient) {
  * the earliest arrival wins a key that the batch holds twice), reads the records that earlier
  * submissions hold, and inserts the transactions of the claims that won, in arrival order.
  */
-async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[], event_channel: string): Promise<AppendResult[]> {
+async function appendBatch(
+  client: pg.PoolClient, batch: readonly PendingAppend[], figure: SequencedPendingDebits, event_channel: string,
+): Promise<{ results: AppendResult[]; delta: PendingDelta | null }> {
   const claims = batch.flatMap((item) => (item.idempotency === null ? [] : [{ ...item.idempotency, transaction: item.transaction }]));
   const won = new Set<string>();
   const holders = new Map<string, IdempotencyRecord>();
@@ -647,7 +657,7 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
     }
   }
   const candidates = batch.filter((item) => item.idempotency === null || won.has(item.transaction.tx_hash));
-  const refusals = await insertCandidates(client, candidates, event_channel);
+  const { refusals, delta } = await insertCandidates(client, candidates, figure, event_channel);
   const refused_hashes = new Map([...refusals].map(([item, retry_after_s]) => [item.transaction.tx_hash, retry_after_s]));
   const results: AppendResult[] = [];
   for (const item of batch) {
@@ -666,36 +676,56 @@ async function appendBatch(client: pg.PoolClient, batch: readonly PendingAppend[
     const holder_retry_after_s = refused_hashes.get(record.tx_hash);
     results.push(holder_retry_after_s === undefined ? { kind: 'replay', record } : { kind: 'refused', retry_after_s: holder_retry_after_s });
   }
-  return results;
+  return { results, delta };
 }
 
 /**
- * Inserts `candidates` (in arrival order) but those the failure budget refuses, and returns the
- * refusals. When every debit is covered (the common case) that is one statement; otherwise the
- * totals it added are judged item by item (postgres-failure-budget.ts) and the rest inserted.
+ * Inserts `candidates` (in arrival order) but those the failure budget refuses; returns the refusals
+ * and the change of what is pending that the insert makes once committed. When every debit is covered
+ * and nobody else wrote since `figure`'s sequence (the common case) that is one statement; otherwise
+ * the items are judged with the event counter locked (postgres-failure-budget.ts) and the rest inserted.
  */
-async function insertCandidates(client: pg.PoolClient, candidates: readonly PendingAppend[], event_channel: string): Promise<Map<PendingAppend, number>> {
-  if (candidates.length === 0) return new Map();
+async function insertCandidates(
+  client: pg.PoolClient, candidates: readonly PendingAppend[], figure: SequencedPendingDebits, event_channel: string,
+): Promise<{ refusals: Map<PendingAppend, number>; delta: PendingDelta | null }> {
+  if (candidates.length === 0) return { refusals: new Map(), delta: null };
   const sums = debitSums(candidates);
-  if (sums.length === 0) {
-    await insertTransactions(client, candidates, event_channel);
-    return new Map();
+  const coverage = sums.length === 0 ? [] : coverageParameters(figure, sums);
+  if (coverage !== null) {
+    const statement = sums.length === 0 ? 'insertTransactions' : 'insertIfCovered';
+    const row = (await run<InsertedRow>(client, statement, [...insertParameters(candidates, event_channel), ...coverage])).rows[0];
+    assert(row !== undefined, 'an insert of a group commit answers one row');
+    if (row.inserted === candidates.length) return { refusals: new Map(), delta: pendingDelta(Number(row.before), candidates) };
+    assert(row.inserted === 0 && sums.length > 0, 'a group commit inserts all its transactions or, when it must be judged, none');
   }
-  const judged = (await run<JudgedRow & { inserted: number }>(client, 'insertIfCovered', [
-    ...insertParameters(candidates, event_channel), ...submittedParameters(sums),
-  ])).rows;
-  const inserted = judged[0]?.inserted ?? 0;
-  if (inserted === candidates.length) return new Map();
-  assert(inserted === 0, 'a group commit inserts all its transactions or, when a debit is not covered, none');
-  const refusals = await judgeAdded(runIn(client), candidates, sums, judged);
+  const { refusals, head } = await judgeLocked(runIn(client), (keys) => readBalancesOf(client, keys), figure, candidates);
   const stored = candidates.filter((item) => !refusals.has(item));
-  if (stored.length > 0) await insertTransactions(client, stored, event_channel);
-  return refusals;
+  if (stored.length === 0) return { refusals, delta: null };
+  const before = await insertTransactions(client, stored, event_channel);
+  assert(before === head, 'no writer takes event sequences while the counter is locked');
+  return { refusals, delta: pendingDelta(before, stored) };
 }
 
-async function insertTransactions(client: pg.PoolClient, items: readonly PendingAppend[], event_channel: string): Promise<void> {
-  const inserted = await run(client, 'insertTransactions', insertParameters(items, event_channel));
-  assert(inserted.rowCount === items.length, 'every stored transaction of a group commit is one new row');
+type InsertedRow = { before: string | null; inserted: number };
+
+/** What a group commit of `stored` that took the event sequences after `before` adds to what is pending. */
+function pendingDelta(before: number, stored: readonly PendingAppend[]): PendingDelta {
+  return { before, after: before + stored.length, changes: debitSums(stored) };
+}
+
+/** Inserts `items` as one group commit; returns the event sequence before them. */
+async function insertTransactions(client: pg.PoolClient, items: readonly PendingAppend[], event_channel: string): Promise<number> {
+  const row = (await run<InsertedRow>(client, 'insertTransactions', insertParameters(items, event_channel))).rows[0];
+  assert(row !== undefined && row.inserted === items.length && row.before !== null, 'every stored transaction of a group commit is one new row');
+  return Number(row.before);
+}
+
+async function readBalancesOf(db: Queryable, keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]> {
+  if (keys.length === 0) return [];
+  const rows = (await run<{ user_id: string; token: string; units: string }>(db, 'balancesOf', [
+    keys.map((key) => key.user_id), keys.map((key) => key.token),
+  ])).rows;
+  return rows.map((row) => ({ user_id: row.user_id, token: row.token, units: BigInt(row.units) }));
 }
 
 /** The parameters $1–$12 of insertTransactions and insertIfCovered. */
@@ -748,8 +778,11 @@ function idempotencyId(caller: string, key: string): string {
   return `${caller}\u0000${key}`;
 }
 
-/** The block, every outcome, the new balances and the accounts, in one transaction; the schema refuses anything that does not extend the chain. */
-async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_channel: string): Promise<void> {
+/**
+ * The block, every outcome, the new balances and the accounts, in one transaction; the schema refuses
+ * anything that does not extend the chain. Returns what the block takes off the pending debits.
+ */
+async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_channel: string): Promise<PendingDelta> {
   const { header, totals } = commit;
   await run(client, 'insertBlock', [
     header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root,
@@ -771,12 +804,14 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_chan
   if (commit.new_users.length > 0) await run(client, 'insertAccounts', [commit.new_users]);
   if (commit.active_users.length > 0) await run(client, 'touchAccounts', [header.timestamp, commit.active_users]);
   if (commit.candles !== undefined && commit.candles.length > 0) await putCandles(client, commit.candles);
-  await runIn(client)('settleBlock', [header.number]);
+  const settled = await blockSettlement(runIn(client), header.number);
   await writeBalanceRoot(client, commit);
   // The block's events: its outcomes in position order, then its block.sealed.
-  const before = await advanceEventCounter(client, header.transactions_count + 1, event_channel);
+  const events = header.transactions_count + 1;
+  const before = await advanceEventCounter(client, events, event_channel);
   await run(client, 'insertBlockEvents', [header.number, before + 1]);
   await writeHistory(client, header);
+  return { before, after: before + events, changes: settled };
 }
 
 /** Appends one block to the history tree, inside the caller's transaction: one read, one write. */

@@ -376,4 +376,15 @@ END $$;
 CREATE TRIGGER balance_roots_immutable BEFORE UPDATE OR DELETE ON balance_roots FOR EACH ROW EXECUTE FUNCTION balance_roots_immutable();
 `,
   },
+  {
+    // The failure budget's pending debits are kept in memory by each instance, exact at an event
+    // sequence (postgres-failure-budget.ts), so the running totals of version 5 are no longer written
+    // or read: dropped, so that nobody reads stale ones. (Instances of an older version must be stopped
+    // before one of this version starts: they would fail their appends on the missing tables.)
+    version: 10,
+    sql: `
+DROP TABLE outgoing_submitted;
+DROP TABLE outgoing_settled;
+`,
+  },
 ];

@@ -10,24 +10,24 @@
  * pending rows inside that transaction, so they are exact whoever wrote. Judging a covered debit then costs one balance
  * look-up and no write: the issue-15 A/B measured the tables this replaced (a read of two running
  * totals and an upsert per sender per append, a read and an upsert per sender per block) at 6–9 % of
- * the submit rate. PostgreSQL, with several writing instances, keeps the totals in tables.
+ * the submit rate. PostgreSQL keeps the figure in memory too, per instance (postgres-failure-budget.ts).
  */
 import type Database from 'better-sqlite3';
 import type { TransactionType } from '../../domain/transaction.js';
-import { assert } from '../../domain/errors.js';
-import { BudgetPass, balanceTotalsKey, debitsByAccount, type BudgetSources } from '../../failure-budget/failure-budget-policy.js';
+import { BudgetPass, DEBIT_TYPES_SQL, debitsByAccount, type BudgetSources } from '../../failure-budget/failure-budget-policy.js';
+import { PendingDebits } from '../../failure-budget/pending-debits.js';
 import type { AppendResult, PendingAppend } from '../../service/ledger-store.js';
 
 export const FAILURE_BUDGET_SQL = {
   balance: 'SELECT units FROM balances WHERE user_id = ? AND token = ?',
-  pendingDebits: "SELECT from_id AS \"from\", token, type, amount AS amount_units FROM transactions WHERE status = 'pending' AND type IN ('transfer', 'burn', 'swap')",
+  pendingDebits: `SELECT from_id AS "from", token, type, amount AS amount_units FROM transactions WHERE status = 'pending' AND type IN (${DEBIT_TYPES_SQL})`,
   charged: 'SELECT charged FROM failure_budgets WHERE subject = ? AND window_start_s = ?',
   putCharged: `INSERT INTO failure_budgets (subject, window_start_s, charged) VALUES (?, ?, ?)
        ON CONFLICT (subject, window_start_s) DO UPDATE SET charged = excluded.charged`,
   forgetOldWindows: 'DELETE FROM failure_budgets WHERE subject = ? AND window_start_s < ?',
   releaseClaim: 'DELETE FROM idempotency_keys WHERE caller = ? AND key = ? AND tx_hash = ?',
   dataVersion: 'PRAGMA data_version',
-  blockDebits: "SELECT from_id AS \"from\", token, type, amount AS amount_units FROM transactions WHERE block_number = ? AND type IN ('transfer', 'burn', 'swap')",
+  blockDebits: `SELECT from_id AS "from", token, type, amount AS amount_units FROM transactions WHERE block_number = ? AND type IN (${DEBIT_TYPES_SQL})`,
 } as const;
 
 type Statements = { [name in keyof typeof FAILURE_BUDGET_SQL]: Database.Statement };
@@ -46,8 +46,8 @@ export type SqliteBudgetPass = {
 
 export class SqliteFailureBudget {
   private readonly statements: Statements;
-  /** Debits appended and not sealed yet, by balanceTotalsKey(sender, token); zero entries are removed. */
-  private readonly pending = new Map<string, bigint>();
+  /** Debits appended and not sealed yet. */
+  private readonly pending = new PendingDebits();
   /** SQLite's data_version when `pending` was last known exact; another connection's commit changes it. */
   private data_version: number;
 
@@ -74,8 +74,7 @@ export class SqliteFailureBudget {
     const sources: BudgetSources = {
       totals: (user_id, token) => ({
         balance_units: (s.balance.get(user_id, token) as bigint | undefined) ?? 0n,
-        submitted_units: this.pending.get(balanceTotalsKey(user_id, token)) ?? 0n,
-        settled_units: 0n,
+        pending_units: this.pending.get(user_id, token),
       }),
       charged: (subject, window_start_s) => (s.charged.get(subject, window_start_s) as number | undefined) ?? 0,
     };
@@ -95,7 +94,7 @@ export class SqliteFailureBudget {
         }
       },
       committed: () => {
-        for (const change of pass.submittedChanges()) this.addPending(change.user_id, change.token, change.added_units);
+        this.pending.addAll(pass.pendingChanges());
       },
     };
   }
@@ -108,7 +107,7 @@ export class SqliteFailureBudget {
     const debits = this.statements.blockDebits.all(number) as DebitRow[];
     const settled = debitsByAccount(debits);
     return () => {
-      for (const { user_id, token, units } of settled) this.addPending(user_id, token, -units);
+      for (const { user_id, token, units } of settled) this.pending.add(user_id, token, -units);
     };
   }
 
@@ -116,17 +115,9 @@ export class SqliteFailureBudget {
   private rebuild(): number {
     this.pending.clear();
     for (const row of this.statements.pendingDebits.iterate() as IterableIterator<DebitRow>) {
-      this.addPending(row.from, row.token, row.amount_units);
+      this.pending.add(row.from, row.token, row.amount_units);
     }
     return this.statements.dataVersion.get() as number;
-  }
-
-  private addPending(user_id: string, token: string, units: bigint): void {
-    const key = balanceTotalsKey(user_id, token);
-    const next = (this.pending.get(key) ?? 0n) + units;
-    assert(next >= 0n, 'a sender never has more debits sealed than appended');
-    if (next === 0n) this.pending.delete(key);
-    else this.pending.set(key, next);
   }
 }
 

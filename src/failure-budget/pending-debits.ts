@@ -1,0 +1,114 @@
+/**
+ * What each sender has pending: the debits appended from an account and not sealed yet, per (account,
+ * token), in base units. The stores keep it in memory, so that judging a covered debit writes nothing
+ * (the issue-15 A/B measured running totals kept in tables at 5–9 % of the submit rate):
+ *
+ * - SQLite (one writer per file) keeps a `PendingDebits` and rebuilds it when another connection wrote.
+ * - PostgreSQL (several instances) keeps a `SequencedPendingDebits` per instance: exact at one event
+ *   sequence, moved forward by each committed write's change in sequence order. Every write that
+ *   changes what is pending (a group commit, a block) takes its event sequences from the one counter
+ *   row in the same transaction, so "the counter still reads the sequence I am exact at" proves that
+ *   nobody else has written since (postgres-failure-budget.ts).
+ */
+import { assert } from '../domain/errors.js';
+import { balanceTotalsKey, type DebitSum } from './failure-budget-policy.js';
+
+export class PendingDebits {
+  /** By balanceTotalsKey(account, token); zero entries are removed. */
+  private readonly units = new Map<string, bigint>();
+
+  get(user_id: string, token: string): bigint {
+    return this.units.get(balanceTotalsKey(user_id, token)) ?? 0n;
+  }
+
+  /** Adds `units` to an account's pending debits: positive when appended, negative when sealed. */
+  add(user_id: string, token: string, units: bigint): void {
+    const key = balanceTotalsKey(user_id, token);
+    const next = (this.units.get(key) ?? 0n) + units;
+    assert(next >= 0n, 'a sender never has more debits sealed than appended');
+    if (next === 0n) this.units.delete(key);
+    else this.units.set(key, next);
+  }
+
+  addAll(changes: readonly DebitSum[]): void {
+    for (const change of changes) this.add(change.user_id, change.token, change.units);
+  }
+
+  clear(): void {
+    this.units.clear();
+  }
+
+  /** Accounts with anything pending. */
+  get size(): number {
+    return this.units.size;
+  }
+}
+
+/**
+ * One committed write's change of what is pending: the event sequences it took, (before, after], and
+ * per account what it appended (positive units) or sealed (negative).
+ */
+export type PendingDelta = { before: number; after: number; changes: readonly DebitSum[] };
+
+/** Changes that committed ahead of one not yet reported, kept until it is (beyond this, dropped: a later read catches up). */
+export const WAITING_DELTAS_MAX = 64;
+
+/**
+ * Pending debits exact at one event sequence (`known_sequence`; null until first read). Only ever moves
+ * forward: a change applies when it starts where the figure stands, waits (bounded) when it starts
+ * later, and is ignored when it starts earlier (what it changed is already counted). So whatever order
+ * commits are reported in, the figure is always what the database held at `known_sequence`.
+ */
+export class SequencedPendingDebits {
+  private readonly debits = new PendingDebits();
+  private known: number | null = null;
+  private readonly waiting = new Map<number, PendingDelta>();
+
+  get known_sequence(): number | null {
+    return this.known;
+  }
+
+  /** An account's pending debits at `known_sequence`. */
+  get(user_id: string, token: string): bigint {
+    return this.debits.get(user_id, token);
+  }
+
+  /** Reports a committed change. */
+  committed(delta: PendingDelta): void {
+    assert(delta.after >= delta.before, 'a write takes event sequences forward');
+    if (this.known === null || delta.before < this.known) return;
+    if (delta.before > this.known) {
+      if (this.waiting.size < WAITING_DELTAS_MAX) this.waiting.set(delta.before, delta);
+      return;
+    }
+    this.apply(delta);
+  }
+
+  /**
+   * Replaces the figure by one read whole, exact at `sequence`: read with the event counter locked, so
+   * that no write has committed beyond it (a figure ahead of it means the database was put back).
+   */
+  reset(pending: readonly DebitSum[], sequence: number): void {
+    this.waiting.clear();
+    this.debits.clear();
+    this.debits.addAll(pending);
+    this.known = sequence;
+    this.drainWaiting();
+  }
+
+  private apply(delta: PendingDelta): void {
+    this.debits.addAll(delta.changes);
+    this.known = delta.after;
+    this.drainWaiting();
+  }
+
+  private drainWaiting(): void {
+    for (const before of this.waiting.keys()) {
+      if (this.known !== null && before < this.known) this.waiting.delete(before);
+    }
+    const next = this.known === null ? undefined : this.waiting.get(this.known);
+    if (next === undefined) return;
+    this.waiting.delete(next.before);
+    this.apply(next);
+  }
+}

@@ -1,0 +1,79 @@
+/** What each sender has pending, in memory: exact at one event sequence whatever order commits are reported in. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { PendingDebits, SequencedPendingDebits, WAITING_DELTAS_MAX, type PendingDelta } from '../../src/failure-budget/pending-debits.js';
+
+const change = (user_id: string, units: bigint) => ({ user_id, token: 'TAB', units });
+
+describe('pending debits', () => {
+  it('adds appended debits and takes sealed ones off, and refuses (as a bug) to go below zero', () => {
+    const debits = new PendingDebits();
+    debits.addAll([change('alice', 5n), change('alice', 2n ** 70n)]);
+    debits.add('alice', 'TAB', -5n);
+    expect(debits.get('alice', 'TAB')).toBe(2n ** 70n);
+    debits.add('alice', 'TAB', -(2n ** 70n));
+    expect(debits.size).toBe(0);
+    expect(() => debits.add('alice', 'TAB', -1n)).toThrow(/never has more debits sealed than appended/);
+  });
+});
+
+describe('pending debits at an event sequence', () => {
+  it('knows nothing until read whole, and ignores reports until then', () => {
+    const figure = new SequencedPendingDebits();
+    figure.committed({ before: 0, after: 3, changes: [change('alice', 3n)] });
+    expect(figure.known_sequence).toBeNull();
+    figure.reset([change('alice', 7n)], 10);
+    expect([figure.known_sequence, figure.get('alice', 'TAB')]).toEqual([10, 7n]);
+  });
+
+  it('applies a change that starts where it stands, keeps a later one until the gap is filled, and ignores an earlier one', () => {
+    const figure = new SequencedPendingDebits();
+    figure.reset([], 10);
+    figure.committed({ before: 15, after: 20, changes: [change('bob', 5n)] });
+    expect([figure.known_sequence, figure.get('bob', 'TAB')]).toEqual([10, 0n]);
+    figure.committed({ before: 10, after: 15, changes: [change('alice', 5n)] });
+    expect([figure.known_sequence, figure.get('alice', 'TAB'), figure.get('bob', 'TAB')]).toEqual([20, 5n, 5n]);
+    // Already counted (a catch-up read covered it): ignored.
+    figure.committed({ before: 12, after: 15, changes: [change('alice', 5n)] });
+    expect([figure.known_sequence, figure.get('alice', 'TAB')]).toEqual([20, 5n]);
+  });
+
+  it('keeps no more than WAITING_DELTAS_MAX changes waiting; the rest is left to a later read', () => {
+    const figure = new SequencedPendingDebits();
+    figure.reset([], 0);
+    for (let index = 1; index <= WAITING_DELTAS_MAX + 5; index += 1) figure.committed({ before: index, after: index + 1, changes: [change('alice', 1n)] });
+    figure.committed({ before: 0, after: 1, changes: [change('alice', 1n)] });
+    expect(figure.known_sequence).toBe(WAITING_DELTAS_MAX + 1);
+    expect(figure.get('alice', 'TAB')).toBe(BigInt(WAITING_DELTAS_MAX + 1));
+  });
+
+  it('ends where the database ends, whatever order the commits are reported in (property)', () => {
+    // A run of commits: appends add, blocks take off what was appended before them.
+    const commits = fc.array(fc.record({ appended: fc.bigInt({ min: 0n, max: 1000n }), sealed_share: fc.integer({ min: 0, max: 100 }) }), { minLength: 1, maxLength: 40 });
+    fc.assert(fc.property(commits, fc.infiniteStream(fc.nat()), (runs, shuffle) => {
+      let pending = 0n;
+      let sequence = 0;
+      const deltas: PendingDelta[] = [];
+      for (const run of runs) {
+        const sealed = (pending * BigInt(run.sealed_share)) / 100n;
+        const changes = [change('alice', run.appended), change('alice', -sealed)];
+        pending += run.appended - sealed;
+        deltas.push({ before: sequence, after: sequence + 1, changes });
+        sequence += 1;
+      }
+      const order = [...deltas];
+      const picks = shuffle.take(order.length);
+      let index = 0;
+      for (const pick of picks) {
+        const other = pick % order.length;
+        [order[index], order[other]] = [order[other] as PendingDelta, order[index] as PendingDelta];
+        index += 1;
+      }
+      const figure = new SequencedPendingDebits();
+      figure.reset([], 0);
+      for (const delta of order) figure.committed(delta);
+      expect(figure.known_sequence).toBe(sequence);
+      expect(figure.get('alice', 'TAB')).toBe(pending);
+    }));
+  });
+});

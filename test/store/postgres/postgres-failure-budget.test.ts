@@ -1,0 +1,85 @@
+/**
+ * The failure budget's pending debits on PostgreSQL, kept in memory per instance at an event sequence
+ * (postgres-failure-budget.ts): an instance far behind reads every pending row instead of the range,
+ * and one whose database was put back (a restore) reads it whole again; either way it judges by what
+ * the database holds, never by what it remembered.
+ */
+import type pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildBlock, genesisBlock, type BlockHeader } from '../../../src/domain/block.js';
+import { pendingTransaction } from '../../../src/domain/hashing.js';
+import type { Transaction, TransactionType } from '../../../src/domain/transaction.js';
+import type { AppendResult, LedgerStore, PendingAppend } from '../../../src/service/ledger-store.js';
+import { CATCH_UP_SEQUENCES_MAX } from '../../../src/store/postgres/postgres-failure-budget.js';
+import { connectToSchema, createTestDatabase, type TestDatabase } from '../../support/test-database.js';
+
+const HOUR = 1_800_000_000;
+let nonce = 0;
+
+function tx(from: string, amount_units: bigint, type: TransactionType = 'transfer', to = 'bob'): Transaction {
+  nonce += 1;
+  return pendingTransaction({ from, to, amount_units, token: 'TAB', type, metadata: {}, nonce: nonce.toString(16).padStart(32, '0'), timestamp: HOUR + 10 });
+}
+
+const refusing = (transaction: Transaction): PendingAppend => ({ transaction, idempotency: null, failure_budget: { subject: transaction.from, per_hour: 0 } });
+const kinds = (results: AppendResult[]) => results.map((result) => result.kind);
+
+describe('pending debits of a PostgreSQL instance', () => {
+  let database: TestDatabase;
+  let sql: pg.Client;
+  const opened: LedgerStore[] = [];
+  let parent: BlockHeader;
+
+  async function open(): Promise<LedgerStore> {
+    const store = await database.open();
+    opened.push(store);
+    return store;
+  }
+
+  beforeEach(async () => {
+    database = await createTestDatabase('postgres');
+    sql = await connectToSchema(database);
+    const store = await open();
+    parent = genesisBlock(HOUR);
+    await store.commitBlock({ header: parent, totals: { transactions: 0, users: 0, transfer_volume_units: {} }, outcomes: [], balances: [], new_users: [], active_users: [] });
+    const mint = tx('treasury', 100n, 'mint', 'alice');
+    await store.appendPending([refusing(mint)]);
+    const header = buildBlock(parent, [mint.tx_hash], HOUR + 1);
+    await store.commitBlock({
+      header, totals: { transactions: 1, users: 1, transfer_volume_units: {} }, outcomes: [{ tx_hash: mint.tx_hash, position: 0, status: 'confirmed', error: null }],
+      balances: [{ user_id: 'alice', token: 'TAB', units: 100n }], new_users: ['alice'], active_users: [],
+    });
+    parent = header;
+  });
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+    await sql.end();
+    await database.drop();
+  });
+
+  it('reads every pending row when it is further behind than CATCH_UP_SEQUENCES_MAX', async () => {
+    const [first, second] = [opened[0] as LedgerStore, await open()];
+    expect(kinds(await first.appendPending([refusing(tx('alice', 10n))]))).toEqual(['stored']);
+    // `first` knows its figure; `second` writes 60, and then as many events as a long absence would pass.
+    expect(kinds(await second.appendPending([refusing(tx('alice', 60n))]))).toEqual(['stored']);
+    await sql.query('UPDATE event_counter SET last_sequence = last_sequence + $1', [CATCH_UP_SEQUENCES_MAX + 1]);
+    expect(kinds(await first.appendPending([refusing(tx('alice', 31n))]))).toEqual(['refused']);
+    expect(kinds(await first.appendPending([refusing(tx('alice', 30n))]))).toEqual(['stored']);
+  });
+
+  it('reads every pending row when the database is behind what it knew (put back by a restore)', async () => {
+    const store = opened[0] as LedgerStore;
+    const before = (await sql.query<{ last_sequence: string }>('SELECT last_sequence::text AS last_sequence FROM event_counter')).rows[0]?.last_sequence;
+    const gone = tx('alice', 90n);
+    expect(kinds(await store.appendPending([refusing(gone)]))).toEqual(['stored']);
+    // The restore: the append is gone, and the counter is back where it was.
+    // (The schema refuses both to anyone but the owner lifting its guards, as a restore replaces the tables.)
+    await sql.query('ALTER TABLE transactions DISABLE TRIGGER USER');
+    await sql.query('ALTER TABLE event_counter DISABLE TRIGGER USER');
+    await sql.query('DELETE FROM transactions WHERE tx_hash = $1', [gone.tx_hash]);
+    await sql.query('UPDATE event_counter SET last_sequence = $1', [before]);
+    await sql.query('ALTER TABLE transactions ENABLE TRIGGER USER');
+    await sql.query('ALTER TABLE event_counter ENABLE TRIGGER USER');
+    expect(kinds(await store.appendPending([refusing(tx('alice', 100n))]))).toEqual(['stored']);
+  });
+});
