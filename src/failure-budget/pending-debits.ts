@@ -11,6 +11,7 @@
  *   nobody else has written since (postgres-failure-budget.ts).
  */
 import { assert } from '../domain/errors.js';
+import { isSystemAccount } from '../domain/system-accounts.js';
 import { balanceTotalsKey, type DebitSum } from './failure-budget-policy.js';
 
 export class PendingDebits {
@@ -46,23 +47,35 @@ export class PendingDebits {
 
 /**
  * One committed write's change of what is pending: the event sequences it took, (before, after], and
- * per account what it appended (positive units) or sealed (negative).
+ * per account what it appended (positive units) or sealed (negative). Appended and sealed debits of
+ * one account are separate entries, never netted: the floors take off what was appended.
  */
 export type PendingDelta = { before: number; after: number; changes: readonly DebitSum[] };
 
 /** Changes that committed ahead of one not yet reported, kept until it is (beyond this, dropped: a later read catches up). */
 export const WAITING_DELTAS_MAX = 64;
 
+/** Accounts whose floor (see SequencedPendingDebits) is kept at the most; past it they are all forgotten and read again. */
+export const FLOORS_MAX = 65_536;
+
 /**
  * Pending debits exact at one event sequence (`known_sequence`; null until first read). Only ever moves
  * forward: a change applies when it starts where the figure stands, waits (bounded) when it starts
  * later, and is ignored when it starts earlier (what it changed is already counted). So whatever order
  * commits are reported in, the figure is always what the database held at `known_sequence`.
+ *
+ * It also keeps, for accounts it has read, a floor of what they have available: their sealed balance
+ * less their pending debits. Only a debit appended from an account lowers that (sealing a debit lowers
+ * balance and pending alike; a failed debit or a credit raises it), so a floor read at one sequence
+ * stays a floor once every debit appended since is taken off it, which each applied change does. A
+ * debit within its account's floor is covered without reading the balance again.
  */
 export class SequencedPendingDebits {
   private readonly debits = new PendingDebits();
   private known: number | null = null;
   private readonly waiting = new Map<number, PendingDelta>();
+  /** By balanceTotalsKey: a floor of balance less pending debits at `known`. */
+  private readonly floors = new Map<string, bigint>();
 
   get known_sequence(): number | null {
     return this.known;
@@ -71,6 +84,22 @@ export class SequencedPendingDebits {
   /** An account's pending debits at `known_sequence`. */
   get(user_id: string, token: string): bigint {
     return this.debits.get(user_id, token);
+  }
+
+  /** A floor of what the account has available at `known_sequence` (undefined: none kept). */
+  floor(user_id: string, token: string): bigint | undefined {
+    return this.floors.get(balanceTotalsKey(user_id, token));
+  }
+
+  /**
+   * Keeps `balance_units` less the account's pending debits as its floor: the balance read at
+   * `sequence`, which must be where the figure stands (else nothing is kept). Never for a system
+   * account, whose balances the ledger itself moves (the pool pays swaps out).
+   */
+  readFloor(user_id: string, token: string, balance_units: bigint, sequence: number): void {
+    if (this.known !== sequence || isSystemAccount(user_id)) return;
+    if (this.floors.size >= FLOORS_MAX) this.floors.clear();
+    this.floors.set(balanceTotalsKey(user_id, token), balance_units - this.debits.get(user_id, token));
   }
 
   /** Reports a committed change. */
@@ -90,6 +119,7 @@ export class SequencedPendingDebits {
    */
   reset(pending: readonly DebitSum[], sequence: number): void {
     this.waiting.clear();
+    this.floors.clear();
     this.debits.clear();
     this.debits.addAll(pending);
     this.known = sequence;
@@ -98,6 +128,12 @@ export class SequencedPendingDebits {
 
   private apply(delta: PendingDelta): void {
     this.debits.addAll(delta.changes);
+    for (const change of delta.changes) {
+      if (change.units <= 0n) continue;
+      const key = balanceTotalsKey(change.user_id, change.token);
+      const floor = this.floors.get(key);
+      if (floor !== undefined) this.floors.set(key, floor - change.units);
+    }
     this.known = delta.after;
     this.drainWaiting();
   }

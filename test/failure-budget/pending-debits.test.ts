@@ -1,7 +1,7 @@
 /** What each sender has pending, in memory: exact at one event sequence whatever order commits are reported in. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PendingDebits, SequencedPendingDebits, WAITING_DELTAS_MAX, type PendingDelta } from '../../src/failure-budget/pending-debits.js';
+import { FLOORS_MAX, PendingDebits, SequencedPendingDebits, WAITING_DELTAS_MAX, type PendingDelta } from '../../src/failure-budget/pending-debits.js';
 
 const change = (user_id: string, units: bigint) => ({ user_id, token: 'TAB', units });
 
@@ -75,5 +75,34 @@ describe('pending debits at an event sequence', () => {
       expect(figure.known_sequence).toBe(sequence);
       expect(figure.get('alice', 'TAB')).toBe(pending);
     }));
+  });
+
+  it('keeps a floor of balance less pending: lowered by every debit appended since, never raised by sealing', () => {
+    const figure = new SequencedPendingDebits();
+    figure.reset([change('alice', 30n)], 10);
+    figure.readFloor('alice', 'TAB', 100n, 10);
+    expect(figure.floor('alice', 'TAB')).toBe(70n);
+    // Appended (by anyone) lowers it; a sealed debit or a failure leaves it (available did not fall).
+    figure.committed({ before: 10, after: 12, changes: [change('alice', 20n), change('bob', 5n)] });
+    figure.committed({ before: 12, after: 20, changes: [change('alice', -50n)] });
+    expect([figure.floor('alice', 'TAB'), figure.floor('bob', 'TAB'), figure.get('alice', 'TAB')]).toEqual([50n, undefined, 0n]);
+    // A catch-up's appended and sealed entries of one account are taken apart, never netted.
+    figure.committed({ before: 20, after: 30, changes: [change('alice', 15n), change('alice', -15n)] });
+    expect(figure.floor('alice', 'TAB')).toBe(35n);
+  });
+
+  it('keeps a floor only when read where it stands, never for a system account, and forgets them all on a reset or past FLOORS_MAX', () => {
+    const figure = new SequencedPendingDebits();
+    figure.reset([], 10);
+    figure.readFloor('alice', 'TAB', 100n, 9);
+    figure.readFloor('@pool', 'TAB', 100n, 10);
+    expect([figure.floor('alice', 'TAB'), figure.floor('@pool', 'TAB')]).toEqual([undefined, undefined]);
+    figure.readFloor('alice', 'TAB', 100n, 10);
+    figure.reset([], 11);
+    expect(figure.floor('alice', 'TAB')).toBeUndefined();
+    for (let index = 0; index < FLOORS_MAX; index += 1) figure.readFloor(`user-${index}`, 'TAB', 1n, 11);
+    expect(figure.floor('user-0', 'TAB')).toBe(1n);
+    figure.readFloor('alice', 'TAB', 100n, 11);
+    expect([figure.floor('user-0', 'TAB'), figure.floor('alice', 'TAB')]).toEqual([undefined, 100n]);
   });
 });

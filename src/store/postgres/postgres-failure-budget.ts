@@ -72,17 +72,37 @@ export function debitSums(candidates: readonly PendingAppend[]): DebitSum[] {
 }
 
 /**
- * The parameters of the store's `insertIfCovered` after its rows': the sequence `figure` is exact at,
- * and per account what must be covered (pending with this group's debits `sums`); null while the
- * figure is unknown (the group commit then takes judgeLocked).
+ * What a group commit's insert must check, from what `figure` knows at its sequence: the accounts
+ * whose debits (`sums`) are not within their floor, each with what its sealed balance must cover (its
+ * pending debits with this group's). Null while the figure is unknown (the group then takes judgeLocked).
  */
-export function coverageParameters(figure: SequencedPendingDebits, sums: readonly DebitSum[]): unknown[] | null {
-  const known = figure.known_sequence;
-  if (known === null) return null;
+export type Coverage = { known_sequence: number; sought: Array<{ user_id: string; token: string; pending_units: bigint; units: bigint }> };
+
+export function coverageOf(figure: SequencedPendingDebits, sums: readonly DebitSum[]): Coverage | null {
+  const known_sequence = figure.known_sequence;
+  if (known_sequence === null) return null;
+  const sought: Coverage['sought'] = [];
+  for (const sum of sums) {
+    const floor = figure.floor(sum.user_id, sum.token);
+    if (floor !== undefined && floor >= sum.units) continue;
+    sought.push({ ...sum, pending_units: figure.get(sum.user_id, sum.token) });
+  }
+  return { known_sequence, sought };
+}
+
+/** The parameters of the store's `insertIfCovered` after its rows' ($13–$16). */
+export function coverageParameters(coverage: Coverage): unknown[] {
+  const { known_sequence, sought } = coverage;
   return [
-    known, sums.map((sum) => sum.user_id), sums.map((sum) => sum.token),
-    sums.map((sum) => (figure.get(sum.user_id, sum.token) + sum.units).toString()),
+    known_sequence, sought.map((entry) => entry.user_id), sought.map((entry) => entry.token),
+    sought.map((entry) => (entry.pending_units + entry.units).toString()),
   ];
+}
+
+/** After `insertIfCovered` inserted: the balances it read (`balances`, one per sought account, in order) become floors. */
+export function keepFloors(figure: SequencedPendingDebits, coverage: Coverage, balances: readonly string[]): void {
+  assert(balances.length === coverage.sought.length, 'the insert reads one balance per sought account');
+  coverage.sought.forEach((entry, index) => figure.readFloor(entry.user_id, entry.token, BigInt(balances[index] as string), coverage.known_sequence));
 }
 
 /** What block `number` settles, read inside its write transaction: its debits, negated (they stop being pending). */
@@ -107,6 +127,7 @@ export async function judgeLocked(
   const head = Number(row.last_sequence);
   const pending = await pendingAtHead(run, figure, start, head);
   const balances = new Map((await read_balances(sums)).map((balance) => [balanceTotalsKey(balance.user_id, balance.token), balance.units]));
+  for (const sum of sums) figure.readFloor(sum.user_id, sum.token, balances.get(balanceTotalsKey(sum.user_id, sum.token)) ?? 0n, head);
   const totalsOf = (user_id: string, token: string) => {
     const key = balanceTotalsKey(user_id, token);
     return { balance_units: balances.get(key) ?? 0n, pending_units: pending.get(key) ?? 0n };

@@ -32,7 +32,7 @@ import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
 import { CoalescedRead } from './coalesced-read.js';
 import {
-  blockSettlement, coverageParameters, debitSums, FAILURE_BUDGET_SQL, judgeLocked, type FailureBudgetStatement,
+  blockSettlement, coverageOf, coverageParameters, debitSums, FAILURE_BUDGET_SQL, judgeLocked, keepFloors, type FailureBudgetStatement,
 } from './postgres-failure-budget.js';
 import { SequencedPendingDebits, type PendingDelta } from '../../failure-budget/pending-debits.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
@@ -158,16 +158,21 @@ export const SQL = {
        SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM inserted)::int AS inserted`,
   // The group commit when it debits (postgres-failure-budget.ts): as insertTransactions, but only if the
   // counter still reads $13, the sequence this instance's pending debits are exact at (nobody else has
-  // written since), and every account's sealed balance (one primary-key seek) covers what it must
-  // ($14–$16: its pending debits with this group's). Otherwise nothing: the store judges under the lock.
-  insertIfCovered: `WITH counter AS (
+  // written since), and the sealed balance of every account not within its floor ($14–$16, with what
+  // it must cover: its pending debits with this group's; one primary-key seek each) covers it.
+  // Otherwise nothing: the store judges under the lock. Returns the balances it read, in order.
+  insertIfCovered: `WITH judged AS (
+         SELECT k.ordinality, k.units AS required, COALESCE((SELECT b.units FROM balances b WHERE b.user_id = k.user_id AND b.token = k.token), 0) AS balance
+         FROM unnest($14::text[], $15::text[], $16::numeric[]) WITH ORDINALITY AS k(user_id, token, units, ordinality)
+       ),
+       counter AS (
          UPDATE event_counter SET last_sequence = last_sequence + cardinality($1::text[]) WHERE id = 1 AND last_sequence = $13
-           AND NOT EXISTS (SELECT 1 FROM unnest($14::text[], $15::text[], $16::numeric[]) AS k(user_id, token, units)
-             WHERE COALESCE((SELECT b.units FROM balances b WHERE b.user_id = k.user_id AND b.token = k.token), 0) < k.units)
+           AND NOT EXISTS (SELECT 1 FROM judged WHERE balance < required)
          RETURNING last_sequence - cardinality($1::text[]) AS before, pg_notify($10, last_sequence::text)
        ),
        inserted AS (${INSERT_PENDING} RETURNING 1)
-       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM inserted)::int AS inserted`,
+       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM inserted)::int AS inserted,
+         (SELECT COALESCE(array_agg(balance::text ORDER BY ordinality), '{}') FROM judged) AS balances`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = $1`,
   // Each side is a range of its index read newest first; a Merge Append of the two stops after
   // `limit`. A transaction that is both (a mint to its issuer) is taken from the `from` side only.
@@ -690,13 +695,19 @@ async function insertCandidates(
 ): Promise<{ refusals: Map<PendingAppend, number>; delta: PendingDelta | null }> {
   if (candidates.length === 0) return { refusals: new Map(), delta: null };
   const sums = debitSums(candidates);
-  const coverage = sums.length === 0 ? [] : coverageParameters(figure, sums);
+  if (sums.length === 0) {
+    const before = await insertTransactions(client, candidates, event_channel);
+    return { refusals: new Map(), delta: pendingDelta(before, candidates) };
+  }
+  const coverage = coverageOf(figure, sums);
   if (coverage !== null) {
-    const statement = sums.length === 0 ? 'insertTransactions' : 'insertIfCovered';
-    const row = (await run<InsertedRow>(client, statement, [...insertParameters(candidates, event_channel), ...coverage])).rows[0];
+    const row = (await run<CoveredRow>(client, 'insertIfCovered', [...insertParameters(candidates, event_channel), ...coverageParameters(coverage)])).rows[0];
     assert(row !== undefined, 'an insert of a group commit answers one row');
-    if (row.inserted === candidates.length) return { refusals: new Map(), delta: pendingDelta(Number(row.before), candidates) };
-    assert(row.inserted === 0 && sums.length > 0, 'a group commit inserts all its transactions or, when it must be judged, none');
+    if (row.inserted === candidates.length) {
+      keepFloors(figure, coverage, row.balances);
+      return { refusals: new Map(), delta: pendingDelta(Number(row.before), candidates) };
+    }
+    assert(row.inserted === 0, 'a group commit inserts all its transactions or, when it must be judged, none');
   }
   const { refusals, head } = await judgeLocked(runIn(client), (keys) => readBalancesOf(client, keys), figure, candidates);
   const stored = candidates.filter((item) => !refusals.has(item));
@@ -707,6 +718,8 @@ async function insertCandidates(
 }
 
 type InsertedRow = { before: string | null; inserted: number };
+/** insertIfCovered's row: also the balances it read, one per sought account. */
+type CoveredRow = InsertedRow & { balances: string[] };
 
 /** What a group commit of `stored` that took the event sequences after `before` adds to what is pending. */
 function pendingDelta(before: number, stored: readonly PendingAppend[]): PendingDelta {

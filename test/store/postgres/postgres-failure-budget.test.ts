@@ -82,4 +82,33 @@ describe('pending debits of a PostgreSQL instance', () => {
     await sql.query('ALTER TABLE event_counter ENABLE TRIGGER USER');
     expect(kinds(await store.appendPending([refusing(tx('alice', 100n))]))).toEqual(['stored']);
   });
+
+  it("never covers by an account's floor more than it has: after its own debits, their sealing, a failure and another instance's debits", async () => {
+    const [store, other] = [opened[0] as LedgerStore, await open()];
+    // Alice has 100: 60 is covered (and the balance read becomes her floor, 40 after it).
+    const sixty = tx('alice', 60n);
+    expect(kinds(await store.appendPending([refusing(sixty)]))).toEqual(['stored']);
+    expect(kinds(await store.appendPending([refusing(tx('alice', 41n))]))).toEqual(['refused']);
+    // Sealed: 40 left, nothing pending; the floor stays 40.
+    const header = buildBlock(parent, [sixty.tx_hash], HOUR + 2);
+    await store.commitBlock({
+      header, totals: { transactions: 2, users: 2, transfer_volume_units: {} }, outcomes: [{ tx_hash: sixty.tx_hash, position: 0, status: 'confirmed', error: null }],
+      balances: [{ user_id: 'alice', token: 'TAB', units: 40n }, { user_id: 'bob', token: 'TAB', units: 60n }], new_users: ['bob'], active_users: [],
+    });
+    parent = header;
+    expect(kinds(await store.appendPending([refusing(tx('alice', 41n))]))).toEqual(['refused']);
+    const thirty = tx('alice', 30n);
+    expect(kinds(await store.appendPending([refusing(thirty)]))).toEqual(['stored']);
+    // Another instance takes the last 10; the first learns of it before it covers anything more.
+    expect(kinds(await other.appendPending([refusing(tx('alice', 10n))]))).toEqual(['stored']);
+    expect(kinds(await store.appendPending([refusing(tx('alice', 1n))]))).toEqual(['refused']);
+    // The 30 fails when sealed: 30 more is available, though the floor does not know it; the balance does.
+    const failed = buildBlock(parent, [thirty.tx_hash], HOUR + 3);
+    await store.commitBlock({
+      header: failed, totals: { transactions: 3, users: 2, transfer_volume_units: {} }, outcomes: [{ tx_hash: thirty.tx_hash, position: 0, status: 'failed', error: 'insufficient_funds' }],
+      balances: [], new_users: [], active_users: [],
+    });
+    expect(kinds(await store.appendPending([refusing(tx('alice', 31n))]))).toEqual(['refused']);
+    expect(kinds(await store.appendPending([refusing(tx('alice', 30n))]))).toEqual(['stored']);
+  });
 });
