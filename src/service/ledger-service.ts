@@ -17,6 +17,7 @@ import type { BalanceCommitment } from './balance-commitment.js';
 import { CANDLE_LIMIT_MAX, type Candle, type CandleInterval } from '../market/candles.js';
 import { POOL_FEE_BPS_DEFAULT, poolPriceUnits, priceTextToUnits, swapAmountOut, swapFee, type Reserves } from '../market/pool.js';
 import { BlockHeaderCache } from './block-header-cache.js';
+import { NewestBlockCache } from './newest-block-cache.js';
 import { unixSeconds, type Clock } from './clock.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
 import type { AppendResult, IdempotencyRecord, LedgerStore, PendingAppend } from './ledger-store.js';
@@ -114,11 +115,13 @@ export class LedgerService {
   private readonly clock: Clock;
   private readonly options: LedgerServiceOptions;
   private readonly nonces = new NoncePool(NONCE_BYTES);
+  private readonly block_headers: BlockHeaderCache;
+  /** Each account's balances as of the newest block they were read at (newest-block-cache.ts). */
+  private readonly balances_by_user = new NewestBlockCache<Balances>();
   /**
    * The last statistics, valid while neither the second nor the newest block has changed. It holds the
    * computation itself, so requests that arrive while it runs share it instead of each starting one.
    */
-  private readonly block_headers: BlockHeaderCache;
   private stats_memo: { now_s: number; latest_block_number: number; stats: Promise<Stats> } | null = null;
 
   constructor(store: LedgerStore, writer: SubmissionWriter, tokens: TokenRegistry, clock: Clock, options: LedgerServiceOptions) {
@@ -254,11 +257,21 @@ export class LedgerService {
     };
   }
 
+  /**
+   * `user_id`'s sealed balances, valued at the newest block's price. Both change only when a block is
+   * sealed: read once per newest block (the newest block's number is read first, so a balance read
+   * meanwhile is as new as it or newer, never older).
+   */
   async balances(user_id: string): Promise<Balances> {
+    const newest_block_number = await this.store.latestBlockNumber();
+    const kept = this.balances_by_user.get(user_id, newest_block_number);
+    if (kept !== undefined) return kept;
     const { balances, native_price } = await this.store.pricedBalances(user_id);
     const native_units = balances.get(this.tokens.native.symbol) ?? 0n;
     const usdg_units = balances.get(this.tokens.usdg.symbol) ?? 0n;
-    return { user_id, native_units, usdg_units, total_usd_micros: usdMicros(native_units, usdg_units, this.priceOf({ native_price })) };
+    const read = { user_id, native_units, usdg_units, total_usd_micros: usdMicros(native_units, usdg_units, this.priceOf({ native_price })) };
+    this.balances_by_user.set(user_id, newest_block_number, read);
+    return read;
   }
 
   /**

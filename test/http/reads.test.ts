@@ -2,7 +2,8 @@ import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BlockPageSchema } from '../../src/http/schemas.js';
 import { ZERO_HASH } from '../../src/domain/hex.js';
-import { checkBlock } from '../../src/domain/block.js';
+import { buildBlock, checkBlock } from '../../src/domain/block.js';
+import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Clock } from '../../src/service/clock.js';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
 import { clientFor, expectProblem, type Client } from './client.js';
@@ -100,6 +101,36 @@ describe('blocks, balances and stats', () => {
     const balance = await admin.get('/api/balance/alice');
     // 1.23456789 × 2.5 = 3.086419725 → 3.08642 (6 decimals, half away from zero) + 10.5
     expect(balance.body).toBe('{"user_id":"alice","native":1.23456789,"usdg":10.5,"total_usd":13.58642}');
+  });
+
+  it("reads an account's balances once per newest block: repeats come from memory until a block is sealed, here or by another instance", async () => {
+    await submit({ from: 'treasury', to: 'alice', amount: 3, type: 'mint' });
+    await ledger.producer.drain();
+    const reads = vi.spyOn(ledger.store, 'pricedBalances');
+    const first = await Promise.all([1, 2, 3].map(() => admin.get('/api/balance/alice')));
+    expect(first.map((answer) => answer.json.native)).toEqual([3, 3, 3]);
+    expect((await admin.get('/api/balance/alice')).json.native).toBe(3);
+    expect(reads.mock.calls.length).toBeLessThanOrEqual(3);
+    const after_repeats = reads.mock.calls.length;
+    expect((await admin.get('/api/balance/alice')).json.native).toBe(3);
+    expect(reads).toHaveBeenCalledTimes(after_repeats);
+    // A block sealed by this instance's producer.
+    await submit({ from: 'treasury', to: 'alice', amount: 2, type: 'mint' });
+    await ledger.producer.drain();
+    expect((await admin.get('/api/balance/alice')).json.native).toBe(5);
+    // A block written straight to the store, as another instance's sealer would: the newest block's number tells.
+    const parent = await ledger.store.latestBlock();
+    if (parent === null) throw new Error('a block was sealed above');
+    const mint = pendingTransaction({
+      from: 'treasury', to: 'alice', amount_units: 200_000_000n, token: 'TAB', type: 'mint', metadata: {}, nonce: 'ab'.repeat(16), timestamp: parent.timestamp + 1,
+    });
+    await ledger.store.appendPending([{ transaction: mint, idempotency: null }]);
+    await ledger.store.commitBlock({
+      header: buildBlock(parent, [mint.tx_hash], parent.timestamp + 1), totals: parent.totals,
+      outcomes: [{ tx_hash: mint.tx_hash, position: 0, status: 'confirmed', error: null }],
+      balances: [{ user_id: 'alice', token: 'TAB', units: 700_000_000n }], new_users: [], active_users: [],
+    });
+    expect((await admin.get('/api/balance/alice')).json.native).toBe(7);
   });
 
   it('keeps every base unit exact in JSON, beyond what a double holds', async () => {
