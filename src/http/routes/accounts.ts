@@ -6,11 +6,15 @@ import type { LedgerService } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
 import { parseHistoryPage, parseProofFlag } from '../parameters.js';
 import { AccountHistorySchema, AccountHistoryQuerySchema, BalanceQuerySchema, ProvenBalanceSchema, UserParamsSchema } from '../schemas.js';
-import { accountHistoryView, balanceView, provenBalanceView, sendExact } from '../views.js';
+import { accountHistoryView, balanceView, jsonOncePerObject, provenBalanceView, sendExact, sendJsonText } from '../views.js';
+import { stringifyExact } from '../exact-json.js';
+import type { Balances } from '../../service/ledger-service.js';
 
 type Options = { service: LedgerService; tokens: TokenRegistry };
 
 export const accountRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens }) => {
+  // The service hands every request of one newest block the same balances object (newest-block-cache.ts): written once.
+  const balanceJson = jsonOncePerObject((balances: Balances) => stringifyExact(balanceView(balances, tokens)));
   app.get('/balance/:userId', {
     schema: {
       summary: "A user's confirmed balances",
@@ -32,7 +36,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { s
   }, async (request, reply) => {
     const user_id = parseUserId(request.params.userId, 'userId');
     if (parseProofFlag(request.query.proof)) return sendExact(reply, provenBalanceView(await service.provenBalances(user_id), tokens));
-    return sendExact(reply, balanceView(await service.balances(user_id), tokens));
+    return sendJsonText(reply, balanceJson(await service.balances(user_id)));
   });
 
   app.get('/accounts/:userId/transactions', {
