@@ -283,6 +283,8 @@ export class PostgresStore implements LedgerStore {
   private readonly health: StorageHealthReporter | null;
   /** What each sender has pending, as this instance knows it (postgres-failure-budget.ts). */
   private readonly pending_debits = new SequencedPendingDebits();
+  /** This instance's block being written, settled (never rejected) once it is and its change reported. */
+  private block_in_flight: Promise<void> | null = null;
   private closed = false;
   /** The newest block's number: one read per event-loop turn however many requests ask (coalesced-read.ts). */
   private readonly latest_block_number = new CoalescedRead(async () => {
@@ -325,7 +327,8 @@ export class PostgresStore implements LedgerStore {
 
   async appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]> {
     if (batch.length === 0) return [];
-    const { results, delta } = await this.write('store submissions', (client) => appendBatch(client, batch, this.pending_debits, this.event_channel));
+    const figure = { pending: this.pending_debits, ownBlock: () => this.block_in_flight };
+    const { results, delta } = await this.write('store submissions', (client) => appendBatch(client, batch, figure, this.event_channel));
     if (delta !== null) this.pending_debits.committed(delta);
     return results;
   }
@@ -401,9 +404,17 @@ export class PostgresStore implements LedgerStore {
   }
 
   async commitBlock(commit: BlockCommit): Promise<void> {
-    const delta = await this.write('seal a block', (client) => writeBlock(client, commit, this.event_channel));
-    this.pending_debits.committed(delta);
+    const written = this.write('seal a block', (client) => writeBlock(client, commit, this.event_channel))
+      .then((delta) => this.pending_debits.committed(delta));
+    const settled = written.then(() => undefined, () => undefined);
+    this.block_in_flight = settled;
+    try {
+      await written;
+    } finally {
+      if (this.block_in_flight === settled) this.block_in_flight = null;
+    }
   }
+
 
   async candlesAt(keys: ReadonlyArray<{ interval: CandleInterval; start: number }>): Promise<Candle[]> {
     if (keys.length === 0) return [];
@@ -655,7 +666,7 @@ function runIn(client: pg.PoolClient) {
  * submissions hold, and inserts the transactions of the claims that won, in arrival order.
  */
 async function appendBatch(
-  client: pg.PoolClient, batch: readonly PendingAppend[], figure: SequencedPendingDebits, event_channel: string,
+  client: pg.PoolClient, batch: readonly PendingAppend[], figure: InstanceFigure, event_channel: string,
 ): Promise<{ results: AppendResult[]; delta: PendingDelta | null }> {
   const claims = batch.flatMap((item) => (item.idempotency === null ? [] : [{ ...item.idempotency, transaction: item.transaction }]));
   const won = new Set<string>();
@@ -702,59 +713,80 @@ async function appendBatch(
  * the items are judged with the event counter locked (postgres-failure-budget.ts) and the rest inserted.
  */
 async function insertCandidates(
-  client: pg.PoolClient, candidates: readonly PendingAppend[], figure: SequencedPendingDebits, event_channel: string,
+  client: pg.PoolClient, candidates: readonly PendingAppend[], figure: InstanceFigure, event_channel: string,
 ): Promise<{ refusals: Map<PendingAppend, number>; delta: PendingDelta | null }> {
   if (candidates.length === 0) return { refusals: new Map(), delta: null };
   const sums = debitSums(candidates);
   if (sums.length === 0) {
     const before = await insertTransactions(client, candidates, event_channel);
-    return { refusals: new Map(), delta: pendingDelta(before, candidates) };
+    return { refusals: new Map(), delta: { before, after: before + candidates.length, changes: [] } };
   }
   const delta = await insertIfCovered(client, candidates, sums, figure, event_channel);
   if (delta !== null) return { refusals: new Map(), delta };
-  const { refusals, head } = await judgeLocked(runIn(client), (keys) => readBalancesOf(client, keys), figure, candidates);
+  const { refusals, head } = await judgeLocked(runIn(client), (keys) => readBalancesOf(client, keys), figure.pending, candidates);
   const stored = candidates.filter((item) => !refusals.has(item));
   if (stored.length === 0) return { refusals, delta: null };
   const before = await insertTransactions(client, stored, event_channel);
   assert(before === head, 'no writer takes event sequences while the counter is locked');
-  return { refusals, delta: pendingDelta(before, stored) };
+  return { refusals, delta: pendingDelta(before, stored.length, debitSums(stored)) };
 }
 
+/** What an instance knows of pending debits (postgres-failure-budget.ts), and its own block being written, if any. */
+type InstanceFigure = { pending: SequencedPendingDebits; ownBlock(): Promise<void> | null };
+
 /**
- * A group commit whose debits are covered by what `figure` knows, when nobody else wrote since: its
+ * A group commit whose debits are covered by what the figure knows, when nobody else wrote since: its
  * rows inserted in one statement, and the change they make; null (nothing written) otherwise. Tried
- * again once if the figure moved meanwhile (this instance's own block, reported while the insert
- * waited on the counter), rather than locking and reading that block back.
+ * again once if the figure moved meanwhile, which it does when the writer that moved the counter was
+ * this instance's own block: its report is waited for (briefly) rather than the block read back under
+ * the lock.
  */
 async function insertIfCovered(
-  client: pg.PoolClient, candidates: readonly PendingAppend[], sums: readonly DebitSum[], figure: SequencedPendingDebits, event_channel: string,
+  client: pg.PoolClient, candidates: readonly PendingAppend[], sums: readonly DebitSum[], figure: InstanceFigure, event_channel: string,
 ): Promise<PendingDelta | null> {
   for (let attempt = 1; attempt <= COVERED_INSERT_ATTEMPTS_MAX; attempt += 1) {
-    const coverage = coverageOf(figure, sums);
+    const coverage = coverageOf(figure.pending, sums);
     if (coverage === null) return null;
     const row = coverage.sought.length === 0
       ? (await run<CoveredRow>(client, 'insertIfUnchanged', [...insertParameters(candidates, event_channel), coverage.known_sequence])).rows[0]
       : (await run<CoveredRow>(client, 'insertIfCovered', [...insertParameters(candidates, event_channel), ...coverageParameters(coverage)])).rows[0];
     assert(row !== undefined, 'an insert of a group commit answers one row');
     if (row.inserted === candidates.length) {
-      if (coverage.sought.length > 0) keepFloors(figure, coverage, row.balances);
-      return pendingDelta(Number(row.before), candidates);
+      if (coverage.sought.length > 0) keepFloors(figure.pending, coverage, row.balances);
+      return pendingDelta(Number(row.before), candidates.length, sums);
     }
     assert(row.inserted === 0, 'a group commit inserts all its transactions or, when it must be judged, none');
-    if (figure.known_sequence === coverage.known_sequence) return null;
+    if (!(await figureMoved(figure, coverage.known_sequence))) return null;
   }
   return null;
 }
 
+/** Whether the figure has moved past `sequence`, waiting up to OWN_BLOCK_WAIT_MS for this instance's block in flight to be reported. */
+async function figureMoved(figure: InstanceFigure, sequence: number): Promise<boolean> {
+  if (figure.pending.known_sequence !== sequence) return true;
+  const own_block = figure.ownBlock();
+  if (own_block === null) return false;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([own_block, new Promise<void>((resolve) => { timer = setTimeout(resolve, OWN_BLOCK_WAIT_MS); })]);
+  clearTimeout(timer);
+  return figure.pending.known_sequence !== sequence;
+}
+
+/**
+ * How long a group commit that found the counter moved waits for this instance's own block to be
+ * reported: a block that moved the counter is past its last statements, so a few milliseconds; one
+ * still sealing was not the writer, and the group takes the locked path.
+ */
+const OWN_BLOCK_WAIT_MS = 50;
 const COVERED_INSERT_ATTEMPTS_MAX = 2;
 
 type InsertedRow = { before: string | null; inserted: number };
 /** insertIfCovered's row: also the balances it read, one per sought account. */
 type CoveredRow = InsertedRow & { balances: string[] };
 
-/** What a group commit of `stored` that took the event sequences after `before` adds to what is pending. */
-function pendingDelta(before: number, stored: readonly PendingAppend[]): PendingDelta {
-  return { before, after: before + stored.length, changes: debitSums(stored) };
+/** What a group commit of `count` transactions, whose debits are `debits`, that took the event sequences after `before` adds to what is pending. */
+function pendingDelta(before: number, count: number, debits: readonly DebitSum[]): PendingDelta {
+  return { before, after: before + count, changes: debits };
 }
 
 /** Inserts `items` as one group commit; returns the event sequence before them. */
