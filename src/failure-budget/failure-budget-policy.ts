@@ -7,6 +7,7 @@
  * the ledger keep at most `per_hour` failed records per hour (see docs/security.md).
  */
 import type { TransactionType } from '../domain/transaction.js';
+import { AccountTokenMap } from './account-token-map.js';
 
 /** FAILURE_BUDGET_PER_HOUR: the default, and the largest value accepted. */
 export const FAILURE_BUDGET_PER_HOUR_DEFAULT = 100;
@@ -152,12 +153,11 @@ export type DebitSum = { user_id: string; token: string; units: bigint };
 
 /** Per (account, token), the sum of the debits among `items`: what a block settles, or what an append adds to what is pending. */
 export function debitsByAccount(items: ReadonlyArray<{ from: string; token: string; type: TransactionType; amount_units: bigint }>): DebitSum[] {
-  const sums = new Map<string, DebitSum>();
+  const sums = new AccountTokenMap<DebitSum>();
   for (const item of items) {
     if (!isDebit(item.type)) continue;
-    const key = balanceTotalsKey(item.from, item.token);
-    const entry = sums.get(key);
-    if (entry === undefined) sums.set(key, { user_id: item.from, token: item.token, units: item.amount_units });
+    const entry = sums.get(item.from, item.token);
+    if (entry === undefined) sums.set(item.from, item.token, { user_id: item.from, token: item.token, units: item.amount_units });
     else entry.units += item.amount_units;
   }
   return [...sums.values()];

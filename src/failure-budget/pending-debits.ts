@@ -12,23 +12,23 @@
  */
 import { assert } from '../domain/errors.js';
 import { isSystemAccount } from '../domain/system-accounts.js';
-import { balanceTotalsKey, type DebitSum } from './failure-budget-policy.js';
+import { AccountTokenMap } from './account-token-map.js';
+import type { DebitSum } from './failure-budget-policy.js';
 
 export class PendingDebits {
-  /** By balanceTotalsKey(account, token); zero entries are removed. */
-  private readonly units = new Map<string, bigint>();
+  /** Zero entries are removed. */
+  private readonly units = new AccountTokenMap<bigint>();
 
   get(user_id: string, token: string): bigint {
-    return this.units.get(balanceTotalsKey(user_id, token)) ?? 0n;
+    return this.units.get(user_id, token) ?? 0n;
   }
 
   /** Adds `units` to an account's pending debits: positive when appended, negative when sealed. */
   add(user_id: string, token: string, units: bigint): void {
-    const key = balanceTotalsKey(user_id, token);
-    const next = (this.units.get(key) ?? 0n) + units;
+    const next = (this.units.get(user_id, token) ?? 0n) + units;
     assert(next >= 0n, 'a sender never has more debits sealed than appended');
-    if (next === 0n) this.units.delete(key);
-    else this.units.set(key, next);
+    if (next === 0n) this.units.delete(user_id, token);
+    else this.units.set(user_id, token, next);
   }
 
   addAll(changes: readonly DebitSum[]): void {
@@ -74,8 +74,8 @@ export class SequencedPendingDebits {
   private readonly debits = new PendingDebits();
   private known: number | null = null;
   private readonly waiting = new Map<number, PendingDelta>();
-  /** By balanceTotalsKey: a floor of balance less pending debits at `known`. */
-  private readonly floors = new Map<string, bigint>();
+  /** A floor of balance less pending debits at `known`, per account and token. */
+  private readonly floors = new AccountTokenMap<bigint>();
 
   get known_sequence(): number | null {
     return this.known;
@@ -88,7 +88,7 @@ export class SequencedPendingDebits {
 
   /** A floor of what the account has available at `known_sequence` (undefined: none kept). */
   floor(user_id: string, token: string): bigint | undefined {
-    return this.floors.get(balanceTotalsKey(user_id, token));
+    return this.floors.get(user_id, token);
   }
 
   /**
@@ -99,7 +99,7 @@ export class SequencedPendingDebits {
   readFloor(user_id: string, token: string, balance_units: bigint, sequence: number): void {
     if (this.known !== sequence || isSystemAccount(user_id)) return;
     if (this.floors.size >= FLOORS_MAX) this.floors.clear();
-    this.floors.set(balanceTotalsKey(user_id, token), balance_units - this.debits.get(user_id, token));
+    this.floors.set(user_id, token, balance_units - this.debits.get(user_id, token));
   }
 
   /** Reports a committed change. */
@@ -130,9 +130,8 @@ export class SequencedPendingDebits {
     this.debits.addAll(delta.changes);
     for (const change of delta.changes) {
       if (change.units <= 0n) continue;
-      const key = balanceTotalsKey(change.user_id, change.token);
-      const floor = this.floors.get(key);
-      if (floor !== undefined) this.floors.set(key, floor - change.units);
+      const floor = this.floors.get(change.user_id, change.token);
+      if (floor !== undefined) this.floors.set(change.user_id, change.token, floor - change.units);
     }
     this.known = delta.after;
     this.drainWaiting();

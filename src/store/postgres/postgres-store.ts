@@ -415,7 +415,6 @@ export class PostgresStore implements LedgerStore {
     }
   }
 
-
   async candlesAt(keys: ReadonlyArray<{ interval: CandleInterval; start: number }>): Promise<Candle[]> {
     if (keys.length === 0) return [];
     const rows = (await run<CandleRow>(this.pool, 'candlesAt', [keys.map((key) => key.interval), keys.map((key) => key.start)])).rows;
