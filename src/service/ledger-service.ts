@@ -16,7 +16,7 @@ import type { BalanceProofJson } from '../domain/balance-commitment.js';
 import type { BalanceCommitment } from './balance-commitment.js';
 import { CANDLE_LIMIT_MAX, type Candle, type CandleInterval } from '../market/candles.js';
 import { POOL_FEE_BPS_DEFAULT, poolPriceUnits, priceTextToUnits, swapAmountOut, swapFee, type Reserves } from '../market/pool.js';
-import { BlockHeaderCache } from './block-header-cache.js';
+import { BlockHeaderCache, type BlockPage } from './block-header-cache.js';
 import { NewestBlockCache } from './newest-block-cache.js';
 import { unixSeconds, type Clock } from './clock.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
@@ -47,7 +47,6 @@ export type InclusionProof = {
   audit_path: string[];
 };
 
-export type BlockPage = { blocks: BlockHeader[]; total: number; limit: number; offset: number };
 
 /**
  * A page of an account's history, newest first; `next_before_seq` is the arrival position to read the
@@ -308,11 +307,13 @@ export class LedgerService {
     const latest_number = await this.store.latestBlockNumber();
     const total = latest_number === null ? 0 : latest_number + 1;
     if (offset >= total) return { blocks: [], total, limit, offset };
+    const kept = this.block_headers.keptPage(total, limit, offset);
+    if (kept !== undefined) return kept;
     // Newest first: offset k starts at block number latest − k, an index seek whatever k is; sealed
     // headers never change, so a page read once is served from memory after.
     const from_number = total - 1 - offset;
     const blocks = this.block_headers.page(from_number, limit) ?? this.block_headers.remember(await this.store.listBlocks(from_number, limit));
-    return { blocks, total, limit, offset };
+    return this.block_headers.keepPage({ blocks, total, limit, offset });
   }
 
   async block(number: number): Promise<Block> {

@@ -7,11 +7,15 @@ import { BlockPageSchema, BlockParamsSchema, BlockSchema, BlocksQuerySchema } fr
 import { sendRecord } from '../sealed-answers.js';
 import { blockHeaderView, blockView, jsonOncePerObject, sendJsonText } from '../views.js';
 import type { BlockHeader } from '../../domain/block.js';
+import type { BlockPage } from '../../service/block-header-cache.js';
 
 export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; read_cache: SealedRecordCache }> = async (app, { service, read_cache }) => {
   // A sealed header never changes, and the service hands out the same header objects for as long as it
   // keeps them (block-header-cache.ts): each is serialised once, and a page is their concatenation.
   const headerJson = jsonOncePerObject((block: BlockHeader) => JSON.stringify(blockHeaderView(block)));
+  // The service hands every request for one page the same object until the next block: written once.
+  // The page's fields in BlockPageSchema's order, as its serializer writes them (test/http/reads.test.ts).
+  const pageJson = jsonOncePerObject((page: BlockPage) => `{"blocks":[${page.blocks.map(headerJson).join(',')}],"total":${page.total},"limit":${page.limit},"offset":${page.offset}}`);
 
   app.get('/blocks', {
     schema: {
@@ -28,9 +32,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; re
     },
   }, async (request, reply) => {
     const { limit, offset } = parsePagination(request.query);
-    const page = await service.blocks(limit, offset);
-    // The page's fields in BlockPageSchema's order, as its serializer writes them (test/http/blocks-page.test.ts).
-    return sendJsonText(reply, `{"blocks":[${page.blocks.map(headerJson).join(',')}],"total":${page.total},"limit":${page.limit},"offset":${page.offset}}`);
+    return sendJsonText(reply, pageJson(await service.blocks(limit, offset)));
   });
 
   app.get('/blocks/:number', {
