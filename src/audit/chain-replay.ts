@@ -2,7 +2,7 @@
  * The chain replayed from genesis, one stored block at a time: every transaction hash recomputed from
  * its record, the block's root, hash and parent link checked by the domain's chain rules
  * (domain/chain-verification.ts, the same code the SDK's `verifyChain` runs), every transaction applied
- * to the balance book (domain/ledger.ts) in position order and its stored outcome compared, and the
+ * to the balance book (domain/balance-book.ts) in position order and its stored outcome compared, and the
  * block's stored running totals compared with the ones the replay arrives at. Pure and synchronous:
  * the caller reads, this decides. Each check returns the first discrepancy, or null.
  */
@@ -12,7 +12,7 @@ import { InvariantViolation } from '../domain/errors.js';
 import { runHashSteps } from '../domain/hash-steps.js';
 import { sha256, transactionHash } from '../domain/hashing.js';
 import { formatUnits } from '../domain/amount.js';
-import { BalanceBook, type MarketTerms, type Outcome } from '../domain/ledger.js';
+import { BalanceBook, type MarketTerms, type Outcome } from '../domain/balance-book.js';
 import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
 import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/tokens.js';
 import { candleKeys, foldBlock, type Candle } from '../market/candles.js';

@@ -9,7 +9,7 @@
 import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/tokens.js';
 import { POOL_FEE_BPS_DEFAULT } from '../market/pool.js';
 import { transactionHash } from '../domain/hashing.js';
-import { balanceKey } from '../domain/ledger.js';
+import { balanceKey } from '../domain/balance-book.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { StoredBlockHeader } from '../service/ledger-store.js';
 import { AUDIT_BLOCK_PAGE_MAX, AUDIT_ROW_PAGE_MAX, type AuditReader, type BalanceKey } from './audit-reader.js';

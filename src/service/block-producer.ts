@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { buildBlock, genesisBlock } from '../domain/block.js';
 import { assert, InvariantViolation, StorageUnavailableError } from '../domain/errors.js';
 import { formatUnits } from '../domain/amount.js';
-import { BalanceBook, balanceKey, supplyDelta, type MarketTerms } from '../domain/ledger.js';
+import { assertSupplyConserved, BalanceBook, balanceKey, supplyDelta, supplyOf, type MarketTerms } from '../domain/balance-book.js';
 import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
 import { PRICE_DECIMALS } from '../domain/tokens.js';
 import { candleKeys, foldBlock } from '../market/candles.js';
@@ -292,18 +292,4 @@ function countOutcomes(pending: readonly PendingPosting[], outcomes: readonly Tr
     counts.set(key, (counts.get(key) ?? 0) + 1);
   });
   return counts;
-}
-
-/** Sum, per token, of the balances of every account the block touches. */
-function supplyOf(book: BalanceBook, keys: ReadonlyArray<{ user_id: string; token: string }>): Map<string, bigint> {
-  const totals = new Map<string, bigint>();
-  for (const { user_id, token } of keys) totals.set(token, (totals.get(token) ?? 0n) + book.get(user_id, token));
-  return totals;
-}
-
-function assertSupplyConserved(before: Map<string, bigint>, after: Map<string, bigint>, change: Map<string, bigint>): void {
-  for (const [token, total_before] of before) {
-    const expected = total_before + (change.get(token) ?? 0n);
-    assert(after.get(token) === expected, `supply of ${token} changed by other than mints and burns`);
-  }
 }

@@ -9,7 +9,7 @@ import { ForkDetectedError, TabulaClient, VerificationError, type SignedCheckpoi
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { blockHash } from '../../src/domain/hashing.js';
-import { startLedger, type Ledger } from '../../src/ledger.js';
+import { startTabula, type Tabula } from '../../src/compose.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { signTestToken, TEST_SECRET } from '../support/in-process-ledger.js';
 import { TEST_CHECKPOINT_KEY } from '../support/service-process.js';
@@ -25,12 +25,12 @@ type Wire = { requests: number; bytes: number; paths: string[] };
 const config = loadConfig({ RATE_LIMIT_MAX: '100000', JWT_SECRET: TEST_SECRET, CHECKPOINT_SIGNING_KEY: TEST_CHECKPOINT_KEY, BLOCK_INTERVAL_MS: '3600000', LOG_LEVEL: 'silent' });
 const PUBLIC_KEY = Buffer.from(config.checkpoint_signing_key?.public_key ?? []).toString('base64');
 
-type Node = { ledger: Ledger; admin: string; seconds: number };
+type Node = { ledger: Tabula; admin: string; seconds: number };
 
 async function startNode(file = ':memory:'): Promise<Node> {
   let seconds = 1_767_225_600;
   const clock = { now_ms: () => seconds * 1000 };
-  const ledger = await startLedger(config, { store: SqliteStore.open({ path: file }), logger: pino({ level: 'silent' }), clock });
+  const ledger = await startTabula(config, { store: SqliteStore.open({ path: file }), logger: pino({ level: 'silent' }), clock });
   await ledger.producer.stop();
   const node = { ledger, admin: await signTestToken('treasury', config, { admin: true }), get seconds() { return seconds; }, set seconds(value: number) { seconds = value; } };
   return node;

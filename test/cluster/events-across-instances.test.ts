@@ -8,7 +8,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { startLedger, type Ledger } from '../../src/ledger.js';
+import { startTabula, type Tabula } from '../../src/compose.js';
 import { eventChannel } from '../../src/store/postgres/connection.js';
 import { signTestToken, TEST_SECRET } from '../support/in-process-ledger.js';
 import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/test-database.js';
@@ -17,15 +17,15 @@ const NO_POLL_MS = 3_600_000;
 
 describe('events across instances on PostgreSQL', () => {
   let database: TestDatabase;
-  let writer: Ledger;
-  let reader: Ledger;
+  let writer: Tabula;
+  let reader: Tabula;
   const config = () => loadConfig({ DATABASE_URL: database.url, JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '3600000', LOG_LEVEL: 'silent' });
 
   beforeAll(async () => {
     database = await createTestDatabase('postgres');
     const options = { logger: pino({ level: 'silent' }), event_hub: { poll_interval_ms: NO_POLL_MS } };
-    writer = await startLedger(config(), options);
-    reader = await startLedger(config(), options);
+    writer = await startTabula(config(), options);
+    reader = await startTabula(config(), options);
   });
   afterAll(async () => {
     await reader?.stop();
@@ -43,7 +43,7 @@ describe('events across instances on PostgreSQL', () => {
     return (response.json() as { tx_hash: string }).tx_hash;
   }
 
-  function nextEvent(ledger: Ledger, after: number): Promise<number> {
+  function nextEvent(ledger: Tabula, after: number): Promise<number> {
     return new Promise((resolve) => {
       const stop = ledger.events.onAdvance((head) => {
         if (head <= after) return;

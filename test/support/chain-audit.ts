@@ -7,7 +7,7 @@
  */
 import { checkBlock, type BlockHeader } from '../../src/domain/block.js';
 import { transactionHash } from '../../src/domain/hashing.js';
-import { BalanceBook, supplyDelta } from '../../src/domain/ledger.js';
+import { BalanceBook, supplyDelta } from '../../src/domain/balance-book.js';
 import type { Transaction } from '../../src/domain/transaction.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 import { expect } from 'vitest';

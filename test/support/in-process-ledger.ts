@@ -7,14 +7,14 @@ import { SignJWT } from 'jose';
 import pino, { type Logger } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import { TEST_CHECKPOINT_KEY } from './service-process.js';
-import { startLedger, type Ledger } from '../../src/ledger.js';
+import { startTabula, type Tabula } from '../../src/compose.js';
 import type { EventStreamLimits } from '../../src/http/routes/events.js';
 import type { Clock } from '../../src/service/clock.js';
 import { createTestDatabase, type StoreKind } from './test-database.js';
 
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-bytes-long!!';
 
-export type TestLedger = Ledger & {
+export type TestLedger = Tabula & {
   config: Config;
   dir: string;
   /** A token for `sub`, signed with the test secret. */
@@ -37,7 +37,7 @@ export async function startTestLedger(
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const ledger = await startLedger(config, {
+  const ledger = await startTabula(config, {
     logger: options.logger ?? pino({ level: 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.explorer_root === undefined ? {} : { explorer_root: options.explorer_root }),

@@ -1,6 +1,7 @@
 /**
- * Composition: config → store → service → server, each handed what it needs. `startLedger` is what
- * `main.ts` runs and what in-process tests use; `stop` is the graceful shutdown.
+ * The composition root: config → store → service → server, each handed what it needs. `startTabula`
+ * is what `run-service.ts` (behind `main.ts` and `tabula serve`) runs and what in-process tests use;
+ * `stop` is the graceful shutdown.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -58,7 +59,8 @@ const AUTH_FAILURE_WINDOW_MS = 60_000;
 /** How long a shutdown lets open connections finish their requests before it closes them. */
 const SHUTDOWN_CONNECTIONS_GRACE_MS = 5000;
 
-export type Ledger = {
+/** One running Tabula: its server, store, service, sealer and the rest, as composed here. */
+export type Tabula = {
   app: App;
   /** The server of `/metrics` when METRICS_PORT is set (not yet listening); null otherwise. */
   metrics_app: Awaited<ReturnType<typeof buildMetricsServer>> | null;
@@ -79,7 +81,7 @@ export type Ledger = {
 };
 
 /** A store given here is closed by `stop`; without a lease it is taken to be this process's alone, and it delivers no webhooks. */
-export type LedgerOptions = {
+export type TabulaOptions = {
   logger?: Logger;
   clock?: Clock;
   store?: LedgerStore;
@@ -142,7 +144,7 @@ async function openRateLimitStore(config: Config, logger: Logger): Promise<{ sto
   return { store, fallbacks: () => store.fallbacks, close: () => redis.close() };
 }
 
-export async function startLedger(config: Config, options: LedgerOptions = {}): Promise<Ledger> {
+export async function startTabula(config: Config, options: TabulaOptions = {}): Promise<Tabula> {
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
   const { store, lease, event_signal, health, webhooks: webhook_store } = options.store === undefined

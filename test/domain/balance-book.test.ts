@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UNITS_MAX } from '../../src/domain/amount.js';
 import { InvariantViolation } from '../../src/domain/errors.js';
-import { BalanceBook, balanceKey, supplyDelta, type Posting } from '../../src/domain/ledger.js';
+import { BalanceBook, balanceKey, supplyDelta, type Posting } from '../../src/domain/balance-book.js';
 
 const mint = (to: string, amount_units: bigint, token = 'TAB', from = 'issuer'): Posting => ({ type: 'mint', from, to, amount_units, token });
 const burn = (from: string, amount_units: bigint, token = 'TAB', to = 'issuer'): Posting => ({ type: 'burn', from, to, amount_units, token });

@@ -1,5 +1,5 @@
 /**
- * The ledger's state machine: applies transactions, in order, to balances. Pure and deterministic:
+ * The balance book, the ledger's state machine: applies transactions, in order, to balances. Pure and deterministic:
  * the same ordered transactions from the same balances always give the same outcomes, which is what
  * lets anyone replay the chain and check every `confirmed` and `failed`.
  */
@@ -117,6 +117,21 @@ export class BalanceBook {
       const separator = key.indexOf('\u0000');
       return { token: key.slice(0, separator), user_id: key.slice(separator + 1), units: this.units.get(key) ?? 0n };
     });
+  }
+}
+
+/** Sum, per token, of the balances `book` holds for `keys` (every account a block touches). */
+export function supplyOf(book: BalanceBook, keys: ReadonlyArray<{ user_id: string; token: string }>): Map<string, bigint> {
+  const totals = new Map<string, bigint>();
+  for (const { user_id, token } of keys) totals.set(token, (totals.get(token) ?? 0n) + book.get(user_id, token));
+  return totals;
+}
+
+/** Asserts that each token's supply moved from `before` to `after` by its mints and burns (`change`) alone. */
+export function assertSupplyConserved(before: Map<string, bigint>, after: Map<string, bigint>, change: Map<string, bigint>): void {
+  for (const [token, total_before] of before) {
+    const expected = total_before + (change.get(token) ?? 0n);
+    assert(after.get(token) === expected, `supply of ${token} changed by other than mints and burns`);
   }
 }
 
