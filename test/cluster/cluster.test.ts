@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
-import { auditChain } from '../support/chain-audit.js';
+import { auditChain } from '../support/store-chain-audit.js';
 import { signTestToken, TEST_SECRET } from '../support/in-process-ledger.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { connectToSchema, createTestDatabase, type TestDatabase } from '../support/test-database.js';

@@ -8,13 +8,13 @@
  * sealed:
  * - every block (`GET /api/blocks/{n}`, whole record, so `native_price` too) and `/api/stats`'
  *   `native_price` are the same from both instances;
- * - the chain audits from genesis on each instance (test/e2e/support/chain-audit.ts: hashes, links,
+ * - the chain audits from genesis on each instance (test/e2e/support/http-chain-audit.ts: hashes, links,
  *   balances, stats, and an independent replay of the pool — the formula of docs/api.md, Market,
  *   written out again there — against every swap's outcome and amount_out and every block's price).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { auditChain, type AuditResult } from '../e2e/support/chain-audit.js';
+import { auditChain, type AuditResult } from '../e2e/support/http-chain-audit.js';
 import { ApiClient, type BlockRecord, type SubmitBody, decimalToUnits, rawMembers, serverErrors, waitUntilSealed } from '../e2e/support/http.js';
 import { signTestToken, TEST_SECRET } from '../support/in-process-ledger.js';
 import { ServiceProcess } from '../support/service-process.js';

@@ -6,7 +6,7 @@
  * decision (by an independent replay) and every balance and statistic must check out.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditChain, type AuditResult } from './support/chain-audit.js';
+import { auditChain, type AuditResult } from './support/http-chain-audit.js';
 import { ADMIN, startEnvironment, type E2eEnvironment } from './support/fixture.js';
 import { type ApiClient, type SubmitBody, decimalToUnits, mapLimit, rawMembers, serverErrors, waitUntilSealed } from './support/http.js';
 

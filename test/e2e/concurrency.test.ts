@@ -4,7 +4,7 @@
  * Idempotency-Key under concurrent replays (one transaction, the same receipt for every replay).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditChain } from './support/chain-audit.js';
+import { auditChain } from './support/http-chain-audit.js';
 import { ADMIN, startEnvironment, type E2eEnvironment } from './support/fixture.js';
 import { type ApiClient, type ApiResponse, type Receipt, type TransactionRecord, serverErrors, waitUntilSealed } from './support/http.js';
 

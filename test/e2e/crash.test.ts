@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { auditChain } from './support/chain-audit.js';
+import { auditChain } from './support/http-chain-audit.js';
 import { ADMIN, ADMIN_SCOPE, startEnvironment, type E2eEnvironment } from './support/fixture.js';
 import { type ApiClient, type Receipt, mapLimit, ServerError, serverErrors, sleep, waitUntilSealed } from './support/http.js';
 

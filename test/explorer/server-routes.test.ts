@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../http/client.js';
+import { expectProblem } from '../support/http-client.js';
 import { IdentityProvider } from '../e2e/support/identity-provider.js';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
 

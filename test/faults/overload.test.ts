@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WRITER_LIMITS } from '../../src/service/submission-writer.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { expectAcknowledgedInChain } from '../support/chain-audit.js';
+import { expectAcknowledgedInChain } from '../support/store-chain-audit.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
 import { ServiceProcess } from '../support/service-process.js';
 

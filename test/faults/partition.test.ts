@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_CLASS } from '../../src/store/postgres/schema.js';
-import { auditChain } from '../support/chain-audit.js';
+import { auditChain } from '../support/store-chain-audit.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
 import { ServiceProcess } from '../support/service-process.js';

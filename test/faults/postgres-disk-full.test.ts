@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { expectAcknowledgedInChain } from '../support/chain-audit.js';
+import { expectAcknowledgedInChain } from '../support/store-chain-audit.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
 import { waitUntilAllSealed } from '../support/sealed.js';
 import { ServiceProcess } from '../support/service-process.js';

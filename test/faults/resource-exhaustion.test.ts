@@ -12,7 +12,7 @@ import net from 'node:net';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { auditChain } from '../support/chain-audit.js';
+import { auditChain } from '../support/store-chain-audit.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
 import { ServiceProcess } from '../support/service-process.js';
 

@@ -18,7 +18,7 @@ import type { Transaction, TransactionType } from '../../src/domain/transaction.
 import { BlockProducer } from '../../src/service/block-producer.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 import { LOCK_CLASS } from '../../src/store/postgres/schema.js';
-import { auditChain } from '../support/chain-audit.js';
+import { auditChain } from '../support/store-chain-audit.js';
 import { TEST_SECRET } from '../support/in-process-ledger.js';
 import { ROOT } from '../support/service-process.js';
 import { connectToSchema, createTestDatabase, type StoreKind, type TestDatabase } from '../support/test-database.js';

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor, expectProblem, type Client } from './client.js';
+import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
 const U63_MAX_TAB = '92233720368.54775807';

@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { API_MAJOR_VERSION, routedUrl, setVersionHeaders, type DeprecationTable } from '../../src/http/api-version.js';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor, type Client } from './client.js';
+import { clientFor, type Client } from '../support/http-client.js';
 
 describe('versions of the interface', () => {
   let ledger: TestLedger;

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkBalanceEntry, type BalanceProofJson } from '../../src/domain/balance-commitment.js';
 import { sha256 } from '../../src/domain/hashing.js';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor, expectProblem, type Client } from './client.js';
+import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
 

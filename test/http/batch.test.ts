@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor, expectProblem, type Client } from './client.js';
+import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const BATCH = '/api/transactions/batch';
 const transfer = (to: string, amount: number | string = 1) => ({ from: 'alice', to, amount, token: 'TAB', type: 'transfer' });

@@ -10,7 +10,7 @@ import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, isErrorCode } from '../../src/http/error-catalogue.js';
 import { startTestLedger, TEST_SECRET, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor, expectProblem, type Call, type Client } from './client.js';
+import { clientFor, expectProblem, type Call, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
 const BATCH = '/api/transactions/batch';

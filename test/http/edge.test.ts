@@ -3,7 +3,7 @@ import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../../src/http/error-catalogue.js';
 import { startTestLedger, TEST_SECRET, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor, expectProblem } from './client.js';
+import { clientFor, expectProblem } from '../support/http-client.js';
 
 describe('authentication, rate limits and the edge', () => {
   let ledger: TestLedger | undefined;

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isExactDouble, keepNumbersExact, mayHoldInexactNumber } from '../../src/http/json-body.js';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { expectProblem } from './client.js';
+import { expectProblem } from '../support/http-client.js';
 
 describe('exact numbers in request bodies', () => {
   let ledger: TestLedger;

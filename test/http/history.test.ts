@@ -12,7 +12,7 @@ import { hexToBytes, toHashHex } from '../../src/domain/hex.js';
 import { verifyConsistencySteps } from '../../src/domain/history-tree.js';
 import { merkleRoot, rootFromInclusionProof } from '../../src/domain/merkle.js';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor, expectProblem, type Client } from './client.js';
+import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 describe('history tree and checkpoints', () => {
   let ledger: TestLedger;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor } from './client.js';
+import { clientFor } from '../support/http-client.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789';
 

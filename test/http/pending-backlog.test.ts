@@ -6,7 +6,7 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { expectProblem, type Call } from './client.js';
+import { expectProblem, type Call } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
 const BATCH = '/api/transactions/batch';

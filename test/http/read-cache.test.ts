@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor, expectProblem, type Client } from './client.js';
+import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
 const IMMUTABLE = 'private, max-age=31536000, immutable';

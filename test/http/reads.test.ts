@@ -6,7 +6,7 @@ import { buildBlock, checkBlock } from '../../src/domain/block.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Clock } from '../../src/service/clock.js';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor, expectProblem, type Client } from './client.js';
+import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
 

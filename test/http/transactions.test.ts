@@ -4,7 +4,7 @@ import { rootFromInclusionProof } from '../../src/domain/merkle.js';
 import { sha256 } from '../../src/domain/hashing.js';
 import { hexToBytes, toHashHex } from '../../src/domain/hex.js';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor, expectProblem, type Client } from './client.js';
+import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
 

@@ -1,7 +1,7 @@
 /** One spelling per account, at the HTTP edge: NFD and invisible format characters refused everywhere an id is read. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
-import { clientFor, expectProblem, type Client } from './client.js';
+import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const NFC = 'Zo\u00e9';
 const NFD = 'Zoe\u0301';

@@ -14,7 +14,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit.js';
 import { FailOpenRateLimitStore, RedisRateLimitStore } from '../../src/http/redis-rate-limit.js';
-import { clientFor, expectProblem } from '../http/client.js';
+import { clientFor, expectProblem } from '../support/http-client.js';
 import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -16,7 +16,7 @@ import type { Transaction, TransactionType } from '../../src/domain/transaction.
 import { BlockProducer } from '../../src/service/block-producer.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 import { SoleSealerLease } from '../../src/service/sealer-lease.js';
-import { auditChain } from '../support/chain-audit.js';
+import { auditChain } from '../support/store-chain-audit.js';
 import { createTestDatabase, testStoreKind, type TestDatabase } from '../support/test-database.js';
 
 const ACCOUNTS = 8;

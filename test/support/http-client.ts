@@ -1,6 +1,6 @@
 /** `app.inject()` with a bearer token, asserting that no request ever gets a 5xx. */
 import { expect } from 'vitest';
-import type { TestLedger } from '../support/in-process-ledger.js';
+import type { TestLedger } from './in-process-ledger.js';
 
 export type Call = { status: number; headers: Record<string, string | string[] | number | undefined>; body: string; json: any };
 
