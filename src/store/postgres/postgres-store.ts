@@ -30,7 +30,7 @@ import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
-import { CoalescedRead } from './coalesced-read.js';
+import { CoalescedRead } from '../coalesced-read.js';
 import {
   blockSettlement, coverageOf, coverageParameters, debitSums, FAILURE_BUDGET_SQL, judgeLocked, keepFloors, type FailureBudgetStatement,
 } from './postgres-failure-budget.js';
@@ -286,7 +286,7 @@ export class PostgresStore implements LedgerStore {
   /** This instance's block being written, settled (never rejected) once it is and its change reported. */
   private block_in_flight: Promise<void> | null = null;
   private closed = false;
-  /** The newest block's number: one read per event-loop turn however many requests ask (coalesced-read.ts). */
+  /** The newest block's number: one read per event-loop turn however many requests ask (../coalesced-read.ts). */
   private readonly latest_block_number = new CoalescedRead(async () => {
     const row = (await run<{ number: string | null }>(this.pool, 'latestBlockNumber', [])).rows[0];
     return row?.number == null ? null : Number(row.number);

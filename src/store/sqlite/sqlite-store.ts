@@ -38,6 +38,7 @@ import { MIGRATIONS } from './schema.js';
 import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-budget.js';
 import { SqliteWebhookStore } from './sqlite-webhook-store.js';
 import { assert } from '../../domain/errors.js';
+import { CoalescedRead } from '../coalesced-read.js';
 import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
 import { historyNodesToWrite, historySiblingKeys, type HistoryLeaf } from '../../service/history-writer.js';
 
@@ -111,6 +112,13 @@ export class SqliteStore implements LedgerStore {
   private wal: Promise<fs.promises.FileHandle> | null;
   private readonly health: StorageHealthReporter | null;
   private readonly failure_budget: SqliteFailureBudget;
+  /**
+   * The newest block's number: one read per event-loop turn however many requests ask
+   * (../coalesced-read.ts). The query is a seek, but each statement outside a transaction is a read
+   * transaction of its own (the WAL's index checked, a snapshot taken): a profile of cached balance
+   * reads put 18 % of the service's time there, 10 µs a request.
+   */
+  private readonly latest_block_number = new CoalescedRead(async () => (this.statements.latestBlockNumber.get() as { number: number | null }).number);
 
   private constructor(db: Database.Database, wal_path: string | null, health: StorageHealthReporter | null) {
     this.db = db;
@@ -215,9 +223,8 @@ export class SqliteStore implements LedgerStore {
     return row === undefined ? null : toStoredHeader(row);
   }
 
-  async latestBlockNumber(): Promise<number | null> {
-    const row = this.statements.latestBlockNumber.get() as { number: number | null };
-    return row.number;
+  latestBlockNumber(): Promise<number | null> {
+    return this.latest_block_number.get();
   }
 
   async pendingTransactions(limit: number): Promise<Transaction[]> {

@@ -1,6 +1,6 @@
 // One read per event-loop turn: callers of one turn share it, a caller after it was sent gets a read of its own, errors reach every sharer.
 import { describe, expect, it } from 'vitest';
-import { CoalescedRead } from '../../../src/store/postgres/coalesced-read.js';
+import { CoalescedRead } from '../../src/store/coalesced-read.js';
 
 /** A read whose answer is the number of reads made, and which stays in flight until released. */
 function countingRead() {
