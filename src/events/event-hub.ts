@@ -5,6 +5,12 @@
  * this instance's own commits (`changed()`), from the store's change signal (PostgreSQL LISTEN/NOTIFY,
  * for commits of other instances) and from a slow poll in case a signal was lost; older events are
  * read from the store on demand. Cursors whose next event is older than the retention are refused.
+ *
+ * The window is filled only while someone reads it. With no read for `window_idle_ms` (no stream
+ * open, no webhook endpoint behind, no publisher), a change only moves the head forward (one read of
+ * the store's head) and empties the window; the next read goes to the store, and the window fills
+ * again from then on. Reading and encoding every event that nobody reads took a tenth of the service's
+ * time under batch submissions (issue 10's profiles).
  */
 import type { Logger } from 'pino';
 import { GoneError } from '../domain/errors.js';
@@ -26,9 +32,11 @@ export type EventHubOptions = {
   window_events_max: number;
   /** How often the head is read from the store even when no signal came. */
   poll_interval_ms: number;
+  /** After this long with no read, the window is no longer filled (until the next read). */
+  window_idle_ms: number;
 };
 
-export const DEFAULT_EVENT_HUB_OPTIONS: EventHubOptions = { retention_s: 7 * 24 * 3600, window_events_max: 20_000, poll_interval_ms: 1000 };
+export const DEFAULT_EVENT_HUB_OPTIONS: EventHubOptions = { retention_s: 7 * 24 * 3600, window_events_max: 20_000, poll_interval_ms: 1000, window_idle_ms: 10_000 };
 
 export class CursorExpiredError extends GoneError {
   constructor(after: number, occurred_at: number) {
@@ -52,6 +60,8 @@ export class EventHub implements EventFeed {
   private refresh_again = false;
   private poll: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** When `read` was last called (monotonic, `performance.now()`); none yet: the window is idle. */
+  private last_read_ms = Number.NEGATIVE_INFINITY;
 
   constructor(store: LedgerStore, tokens: TokenRegistry, clock: Clock, logger: Logger, options: EventHubOptions, signal: EventSignal | null = null) {
     this.store = store;
@@ -108,6 +118,7 @@ export class EventHub implements EventFeed {
   }
 
   async read(after: number, limit: number): Promise<EncodedEvent[]> {
+    this.last_read_ms = performance.now();
     const count = Math.min(limit, EVENT_READ_LIMIT_MAX);
     const events = after + 1 >= this.window_start
       ? this.window.slice(after + 1 - this.window_start, after + 1 - this.window_start + count)
@@ -126,6 +137,7 @@ export class EventHub implements EventFeed {
   }
 
   private async refresh(): Promise<void> {
+    if (performance.now() - this.last_read_ms > this.options.window_idle_ms) return this.skipToHead();
     for (;;) {
       const events = await this.store.readEvents(this.loaded, EVENT_READ_LIMIT_MAX);
       if (events.length === 0) return;
@@ -135,6 +147,16 @@ export class EventHub implements EventFeed {
       for (const listener of this.listeners) listener(this.loaded);
       if (events.length < EVENT_READ_LIMIT_MAX) return;
     }
+  }
+
+  /** Nobody reads the window: move the head forward without reading the events, and empty the window (it stays contiguous up to the head). */
+  private async skipToHead(): Promise<void> {
+    const head = await this.store.eventHead();
+    if (head <= this.loaded) return;
+    this.window = [];
+    this.window_start = head + 1;
+    this.loaded = head;
+    for (const listener of this.listeners) listener(this.loaded);
   }
 
   private trimWindow(): void {
