@@ -23,28 +23,34 @@ const SQL = {
   attempts: 'SELECT * FROM webhook_attempts WHERE endpoint_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
 } as const;
 
+type Statements = { [name in keyof typeof SQL]: Database.Statement };
+
 export class SqliteWebhookStore implements WebhookStore {
   private readonly db: Database.Database;
+  /** Prepared once: the deliverer claims at every new event, and preparing cost more than running. */
+  private readonly statements: Statements;
 
   constructor(db: Database.Database) {
     this.db = db;
+    this.statements = Object.fromEntries(Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
+    this.statements.count.pluck(true);
   }
 
   async createEndpoint(endpoint: WebhookEndpoint, endpoints_max: number): Promise<boolean> {
     return this.db.transaction(() => {
-      if ((this.db.prepare(SQL.count).pluck().get() as number) >= endpoints_max) return false;
-      this.db.prepare(SQL.insert).run(...endpointValues(endpoint));
+      if ((this.statements.count.get() as number) >= endpoints_max) return false;
+      this.statements.insert.run(...endpointValues(endpoint));
       return true;
     }).immediate();
   }
 
   async getEndpoint(id: string): Promise<WebhookEndpoint | null> {
-    const row = this.db.prepare(SQL.get).get(id) as Record<string, unknown> | undefined;
+    const row = this.statements.get.get(id) as Record<string, unknown> | undefined;
     return row === undefined ? null : toEndpoint(row);
   }
 
   async listEndpoints(after_id: string | null, limit: number): Promise<WebhookEndpoint[]> {
-    return (this.db.prepare(SQL.list).all(after_id ?? '', limit) as Record<string, unknown>[]).map(toEndpoint);
+    return (this.statements.list.all(after_id ?? '', limit) as Record<string, unknown>[]).map(toEndpoint);
   }
 
   async updateEndpoint(id: string, changes: EndpointChanges): Promise<WebhookEndpoint | null> {
@@ -56,13 +62,15 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async deleteEndpoint(id: string): Promise<boolean> {
-    return this.db.prepare(SQL.delete).run(id).changes > 0;
+    return this.statements.delete.run(id).changes > 0;
   }
 
   async claimDue(token: string, now_ms: number, lease_until_ms: number, head: number, limit: number): Promise<WebhookEndpoint[]> {
+    // Nothing due, the usual answer at a new event, needs no write transaction.
+    if (this.statements.due.all(now_ms, head, now_ms, 1).length === 0) return [];
     return this.db.transaction(() => {
-      const rows = (this.db.prepare(SQL.due).all(now_ms, head, now_ms, limit) as Record<string, unknown>[]).map(toEndpoint);
-      const lease = this.db.prepare(SQL.lease);
+      const rows = (this.statements.due.all(now_ms, head, now_ms, limit) as Record<string, unknown>[]).map(toEndpoint);
+      const lease = this.statements.lease;
       for (const endpoint of rows) lease.run(token, lease_until_ms, endpoint.id);
       return rows.map((endpoint) => ({ ...endpoint, lease_owner: token, lease_expires_at_ms: lease_until_ms }));
     }).immediate();
@@ -79,11 +87,11 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async releaseLease(id: string, token: string): Promise<void> {
-    this.db.prepare(SQL.release).run(id, token);
+    this.statements.release.run(id, token);
   }
 
   async releaseLeasesOf(prefix: string): Promise<void> {
-    this.db.prepare(SQL.releaseOf).run(prefix.length, prefix);
+    this.statements.releaseOf.run(prefix.length, prefix);
   }
 
   async recordAttempt(attempt: NewAttempt): Promise<void> {
@@ -91,13 +99,13 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async listAttempts(endpoint_id: string, before_id: number | null, limit: number): Promise<DeliveryAttempt[]> {
-    return (this.db.prepare(SQL.attempts).all(endpoint_id, before_id ?? Number.MAX_SAFE_INTEGER, limit) as Record<string, unknown>[]).map(toAttempt);
+    return (this.statements.attempts.all(endpoint_id, before_id ?? Number.MAX_SAFE_INTEGER, limit) as Record<string, unknown>[]).map(toAttempt);
   }
 
   private insertAttempt(attempt: NewAttempt): void {
-    const exists = this.db.prepare(SQL.get).get(attempt.endpoint_id) !== undefined;
+    const exists = this.statements.get.get(attempt.endpoint_id) !== undefined;
     if (!exists) return;
-    this.db.prepare(SQL.insertAttempt).run(...attemptValues(attempt));
-    this.db.prepare(SQL.pruneAttempts).run(attempt.endpoint_id, attempt.endpoint_id);
+    this.statements.insertAttempt.run(...attemptValues(attempt));
+    this.statements.pruneAttempts.run(attempt.endpoint_id, attempt.endpoint_id);
   }
 }
