@@ -1,7 +1,8 @@
 /**
- * The balance book, the ledger's state machine: applies transactions, in order, to balances. Pure and deterministic:
- * the same ordered transactions from the same balances always give the same outcomes, which is what
- * lets anyone replay the chain and check every `confirmed` and `failed`.
+ * The balance book, the ledger's state machine: applies transactions, in order, to balances. Pure and
+ * deterministic: the same ordered transactions from the same balances always give the same outcomes,
+ * which is what lets anyone replay the chain and check every `confirmed` and `failed`. A block's
+ * supply check (`supplyOf`, `assertSupplyConserved`) lives here too, beside the rules it checks.
  */
 import { UNITS_MAX } from './amount.js';
 import { assert } from './errors.js';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UNITS_MAX } from '../../src/domain/amount.js';
 import { InvariantViolation } from '../../src/domain/errors.js';
-import { BalanceBook, balanceKey, supplyDelta, type Posting } from '../../src/domain/balance-book.js';
+import { assertSupplyConserved, BalanceBook, balanceKey, supplyDelta, supplyOf, type Posting } from '../../src/domain/balance-book.js';
 
 const mint = (to: string, amount_units: bigint, token = 'TAB', from = 'issuer'): Posting => ({ type: 'mint', from, to, amount_units, token });
 const burn = (from: string, amount_units: bigint, token = 'TAB', to = 'issuer'): Posting => ({ type: 'burn', from, to, amount_units, token });
@@ -133,5 +133,20 @@ describe('BalanceBook', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("checks a block's supply: only mints and burns change a token's total over the accounts it touches", () => {
+    const book = new BalanceBook([[balanceKey('alice', 'TAB'), 10n], [balanceKey('bob', 'USDG'), 4n]]);
+    const keys = [{ user_id: 'alice', token: 'TAB' }, { user_id: 'bob', token: 'TAB' }, { user_id: 'bob', token: 'USDG' }];
+    const before = supplyOf(book, keys);
+    expect(before).toEqual(new Map([['TAB', 10n], ['USDG', 4n]]));
+    const change = new Map<string, bigint>();
+    for (const posting of [transfer('alice', 'bob', 3n), mint('bob', 5n), burn('alice', 2n)]) {
+      expect(book.apply(posting).status).toBe('confirmed');
+      change.set(posting.token, (change.get(posting.token) ?? 0n) + supplyDelta(posting));
+    }
+    expect(() => assertSupplyConserved(before, supplyOf(book, keys), change)).not.toThrow();
+    // A total that moved by anything else is an invariant violation (a bug that stops the sealer).
+    expect(() => assertSupplyConserved(before, supplyOf(book, keys), new Map([['TAB', 2n]]))).toThrow(InvariantViolation);
   });
 });

@@ -38,6 +38,7 @@ import { SequencedPendingDebits, type PendingDelta } from '../../failure-budget/
 import type { DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { assert } from '../../domain/errors.js';
+import { POOL_ACCOUNT_SQL } from '../system-accounts-sql.js';
 import { LOCK_CLASS, MIGRATIONS } from './schema.js';
 import { inTransaction, watchCheckedOut } from './transaction.js';
 import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
@@ -255,12 +256,13 @@ export const SQL = {
   claimBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES ($1, $2) ON CONFLICT (number) DO NOTHING',
   balanceRoot: 'SELECT root FROM balance_roots WHERE number = $1',
   allBalances: 'SELECT user_id, token, units::text AS units FROM balances WHERE units > 0',
-  // The pairs the blocks after one named (an index range of transactions_by_block), with their stored balance.
+  // The pairs the blocks after one named (an index range of transactions_by_block), with their stored balance;
+  // a swap also moves the pool's reserve of the token it pays out.
   balancesTouchedSince: `SELECT b.user_id, b.token, b.units::text AS units FROM (
          SELECT from_id AS user_id, token FROM transactions WHERE block_number > $1
          UNION SELECT to_id, token FROM transactions WHERE block_number > $1
          UNION SELECT to_id, token_out FROM transactions WHERE block_number > $1 AND token_out IS NOT NULL
-         UNION SELECT '@pool', token_out FROM transactions WHERE block_number > $1 AND token_out IS NOT NULL
+         UNION SELECT ${POOL_ACCOUNT_SQL}, token_out FROM transactions WHERE block_number > $1 AND token_out IS NOT NULL
        ) AS touched JOIN balances b ON b.user_id = touched.user_id AND b.token = touched.token`,
   putCandles: `INSERT INTO price_candles (interval, start, open, high, low, close, volume_usd)
        SELECT * FROM unnest($1::text[], $2::bigint[], $3::numeric[], $4::numeric[], $5::numeric[], $6::numeric[], $7::numeric[])

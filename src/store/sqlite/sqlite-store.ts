@@ -38,6 +38,7 @@ import { MIGRATIONS } from './schema.js';
 import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-budget.js';
 import { SqliteWebhookStore } from './sqlite-webhook-store.js';
 import { assert } from '../../domain/errors.js';
+import { POOL_ACCOUNT_SQL } from '../system-accounts-sql.js';
 import { CoalescedRead } from '../coalesced-read.js';
 import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
 import { historyNodesToWrite, historySiblingKeys, type HistoryLeaf } from '../../service/history-writer.js';
@@ -556,12 +557,13 @@ export const SQL = {
   claimBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES (?, ?) ON CONFLICT (number) DO NOTHING',
   balanceRoot: 'SELECT root FROM balance_roots WHERE number = ?',
   allBalances: 'SELECT user_id, token, units FROM balances WHERE units > 0',
-  // The pairs the blocks after one named (an index range of transactions_by_block), with their stored balance.
+  // The pairs the blocks after one named (an index range of transactions_by_block), with their stored balance;
+  // a swap also moves the pool's reserve of the token it pays out.
   balancesTouchedSince: `SELECT b.user_id, b.token, b.units FROM (
          SELECT from_id AS user_id, token FROM transactions WHERE block_number > ?
          UNION SELECT to_id, token FROM transactions WHERE block_number > ?
          UNION SELECT to_id, token_out FROM transactions WHERE block_number > ? AND token_out IS NOT NULL
-         UNION SELECT '@pool', token_out FROM transactions WHERE block_number > ? AND token_out IS NOT NULL
+         UNION SELECT ${POOL_ACCOUNT_SQL}, token_out FROM transactions WHERE block_number > ? AND token_out IS NOT NULL
        ) AS touched JOIN balances b ON b.user_id = touched.user_id AND b.token = touched.token`,
   putCandle: `INSERT INTO price_candles (interval, start, open, high, low, close, volume_usd) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (interval, start) DO UPDATE SET high = excluded.high, low = excluded.low, close = excluded.close, volume_usd = excluded.volume_usd`,
