@@ -16,7 +16,7 @@ import type { BalanceProofJson } from '../domain/balance-commitment.js';
 import type { BalanceCommitment } from './balance-commitment.js';
 import { CANDLE_LIMIT_MAX, type Candle, type CandleInterval } from '../market/candles.js';
 import { POOL_FEE_BPS_DEFAULT, poolPriceUnits, priceTextToUnits, swapAmountOut, swapFee, type Reserves } from '../market/pool.js';
-import { BlockHeaderCache, type BlockPage } from './block-header-cache.js';
+import { BlockHeaderCache } from './block-header-cache.js';
 import { NewestBlockCache } from './newest-block-cache.js';
 import { unixSeconds, type Clock } from './clock.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
@@ -36,6 +36,8 @@ export type BatchItem = { body: TransactionBody; idempotency_key: string | undef
 export type BatchItemOutcome = { ok: true; result: SubmitResult } | { ok: false; error: unknown };
 
 export type Balances = { user_id: string; native_units: bigint; usdg_units: bigint; total_usd_micros: bigint };
+
+export type BlockPage = { blocks: BlockHeader[]; total: number; limit: number; offset: number };
 
 export type InclusionProof = {
   tx_hash: string;
@@ -83,6 +85,8 @@ export type Quote = {
 export const IDEMPOTENCY_KEY_LENGTH_MAX = 255;
 export const IDEMPOTENCY_RETENTION_S = 48 * 3600;
 export const BLOCK_PAGE_LIMIT_MAX = 100;
+/** Pages of blocks kept for the newest block (by limit and offset). */
+export const BLOCK_PAGES_KEPT_MAX = 1_000;
 export const HISTORY_PAGE_LIMIT_MAX = 100;
 /** Transactions in one batch submission at the most. */
 export const BATCH_TRANSACTIONS_MAX = 1000;
@@ -117,6 +121,11 @@ export class LedgerService {
   private readonly block_headers: BlockHeaderCache;
   /** Each account's balances as of the newest block they were read at (newest-block-cache.ts). */
   private readonly balances_by_user = new NewestBlockCache<Balances>();
+  /**
+   * Each page of blocks (by limit and offset) as of the newest block it was read at: until the next
+   * block every request for it gets the same object, so the route writes its JSON once.
+   */
+  private readonly block_pages = new NewestBlockCache<BlockPage>(BLOCK_PAGES_KEPT_MAX);
   /**
    * The last statistics, valid while neither the second nor the newest block has changed. It holds the
    * computation itself, so requests that arrive while it runs share it instead of each starting one.
@@ -307,13 +316,16 @@ export class LedgerService {
     const latest_number = await this.store.latestBlockNumber();
     const total = latest_number === null ? 0 : latest_number + 1;
     if (offset >= total) return { blocks: [], total, limit, offset };
-    const kept = this.block_headers.keptPage(total, limit, offset);
+    const page_key = `${limit}:${offset}`;
+    const kept = this.block_pages.get(page_key, latest_number);
     if (kept !== undefined) return kept;
     // Newest first: offset k starts at block number latest − k, an index seek whatever k is; sealed
     // headers never change, so a page read once is served from memory after.
     const from_number = total - 1 - offset;
     const blocks = this.block_headers.page(from_number, limit) ?? this.block_headers.remember(await this.store.listBlocks(from_number, limit));
-    return this.block_headers.keepPage({ blocks, total, limit, offset });
+    const page = { blocks, total, limit, offset };
+    this.block_pages.set(page_key, latest_number, page);
+    return page;
   }
 
   async block(number: number): Promise<Block> {

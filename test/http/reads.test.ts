@@ -82,6 +82,21 @@ describe('blocks, balances and stats', () => {
     expect(await numbers('?limit=100')).toEqual([5, 4, 3, 2, 1, 0]);
   });
 
+  it('hands every request for one page the same page object until the next block (its JSON is written once)', async () => {
+    await sealBlocks(3);
+    const page = await ledger.service.blocks(3, 0);
+    expect(await ledger.service.blocks(3, 0)).toBe(page);
+    expect(await ledger.service.blocks(3, 1)).not.toBe(page);
+    expect(await ledger.service.blocks(2, 0)).not.toBe(page);
+    const body = (await admin.get('/api/blocks?limit=3')).body;
+    expect((await admin.get('/api/blocks?limit=3')).body).toBe(body);
+    await sealBlocks(1);
+    const next = await ledger.service.blocks(3, 0);
+    expect(next).not.toBe(page);
+    expect(next.blocks.map((block) => block.number)).toEqual([4, 3, 2]);
+    expect(await ledger.service.blocks(3, 0)).toBe(next);
+  });
+
   it.each([['limit=0'], ['limit=101'], ['limit=-1'], ['limit=1.5'], ['limit=abc'], ['offset=-1'], ['offset=x'], ['offset=1e3'], ['limit=']])(
     'refuses bad pagination %s', async (query) => {
       expectProblem(await admin.get(`/api/blocks?${query}`), 400, 'invalid_pagination');

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { LedgerService } from '../../service/ledger-service.js';
+import type { BlockPage, LedgerService } from '../../service/ledger-service.js';
 import type { SealedRecordCache } from '../../read-cache/sealed-record-cache.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, NOT_MODIFIED_RESPONSE, PATH_PARAMETER_ERROR_CODES, SEALED_RECORD_HEADERS } from '../openapi.js';
 import { parseBlockNumber, parsePagination } from '../parameters.js';
@@ -7,7 +7,6 @@ import { BlockPageSchema, BlockParamsSchema, BlockSchema, BlocksQuerySchema } fr
 import { sendRecord } from '../sealed-answers.js';
 import { blockHeaderView, blockView, jsonOncePerObject, sendJsonText } from '../views.js';
 import type { BlockHeader } from '../../domain/block.js';
-import type { BlockPage } from '../../service/block-header-cache.js';
 
 export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; read_cache: SealedRecordCache }> = async (app, { service, read_cache }) => {
   // A sealed header never changes, and the service hands out the same header objects for as long as it
