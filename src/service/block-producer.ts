@@ -256,7 +256,7 @@ export class BlockProducer {
     const price_before = parent.native_price == null ? this.market.fallback_price_units : priceTextToUnits(parent.native_price);
     const move = { timestamp: header.timestamp, price_before_units: price_before, price_after_units: price_after, volume_usd_micros: swap_volume };
     const candles = foldBlock(await this.store.candlesAt(candleKeys(header.timestamp)), move);
-    return { header, totals, outcomes, balances: book.changed(), new_users, active_users: [...active_users], candles };
+    return { header, totals, outcomes, balances: book.changed(), new_users, active_users: [...active_users], candles, postings: pending };
   }
 
   /** Every (user, token) the block may touch: both sides in its token, a swap's receiver in both, and the pool's reserves. */

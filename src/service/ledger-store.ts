@@ -71,6 +71,12 @@ export type BlockCommit = {
   balance_root?: string | null;
   /** The price candles this block changes (one per interval), to be stored as they are; absent: none. */
   candles?: Candle[];
+  /**
+   * The transactions this block seals as `pendingPostings` read them, in position order (`postings[i]`
+   * is `outcomes[i]`'s): the store takes the block's debits off the pending totals from them instead
+   * of reading the sealed rows back. Absent: read back.
+   */
+  postings?: readonly PendingPosting[];
 };
 
 /** The balances as of one block, read in one snapshot: every stored balance, or those the blocks after a given one touched. */

@@ -41,12 +41,14 @@ describe(`the failure budget in the store (${testStoreKind()})`, () => {
   }
 
   /** Seals `transactions` into the next block with these outcomes and new balances. */
-  async function seal(transactions: Transaction[], balances: BalanceChange[], failed: ReadonlySet<Transaction> = new Set()): Promise<void> {
+  async function seal(transactions: Transaction[], balances: BalanceChange[], failed: ReadonlySet<Transaction> = new Set(), with_postings = false): Promise<void> {
     const header = buildBlock(parent, transactions.map((item) => item.tx_hash), parent.timestamp + 1);
     const outcomes: TransactionOutcome[] = transactions.map((item, position) => failed.has(item)
       ? { tx_hash: item.tx_hash, position, status: 'failed', error: 'insufficient_funds' }
       : { tx_hash: item.tx_hash, position, status: 'confirmed', error: null });
-    await store.commitBlock({ header, totals: { transactions: 0, users: 0, transfer_volume_units: {} }, outcomes, balances, new_users: [], active_users: [] });
+    // As the block producer does: the rows as pendingPostings read them, which the store then need not read back.
+    const postings = with_postings ? (await store.pendingPostings(1000)).filter((posting) => transactions.some((item) => item.tx_hash === posting.tx_hash)) : undefined;
+    await store.commitBlock({ header, totals: { transactions: 0, users: 0, transfer_volume_units: {} }, outcomes, balances, new_users: [], active_users: [], postings });
     parent = header;
   }
 
@@ -98,16 +100,19 @@ describe(`the failure budget in the store (${testStoreKind()})`, () => {
     expect(await store.eventHead()).toBe(1);
   });
 
-  it('stops counting a debit as pending once sealed, failed as well as confirmed', async () => {
+  it.each([
+    ['read back from the sealed rows', false],
+    ['taken from the postings the block passes', true],
+  ])('stops counting a debit as pending once sealed, failed as well as confirmed (what a block settles %s)', async (_how, with_postings) => {
     await fund('alice', 100n);
     const too_much = tx('alice', 150n);
     expect(kinds(await store.appendPending([charged(too_much, 1)]))).toEqual(['stored']);
     // 150 pending: nothing more is covered.
     expect(kinds(await store.appendPending([charged(tx('alice', 100n), 0)]))).toEqual(['refused']);
-    await seal([too_much], [], new Set([too_much]));
+    await seal([too_much], [], new Set([too_much]), with_postings);
     const spend = tx('alice', 100n);
     expect(kinds(await store.appendPending([charged(spend, 0)]))).toEqual(['stored']);
-    await seal([spend], [{ user_id: 'alice', token: 'TAB', units: 0n }, { user_id: 'bob', token: 'TAB', units: 100n }]);
+    await seal([spend], [{ user_id: 'alice', token: 'TAB', units: 0n }, { user_id: 'bob', token: 'TAB', units: 100n }], new Set(), with_postings);
     expect(kinds(await store.appendPending([charged(tx('alice', 1n), 0)]))).toEqual(['refused']);
   });
 

@@ -166,6 +166,34 @@ describe(`the store contract (${testStoreKind()})`, () => {
       expect(await store.pendingPostings(10)).toEqual([]);
     });
 
+    it('seals consecutive rows together and still refuses outcomes whose row numbers are off by one, or postings that are not the outcomes', async () => {
+      await store.commitBlock(genesisCommit());
+      const genesis = (await store.latestBlock())!;
+      const txs = Array.from({ length: 7 }, () => pending({ from: 'issuer', type: 'mint' }));
+      await store.appendPending(txs.map(plain));
+      const postings = await store.pendingPostings(10);
+      const commit = blockCommit(genesis, txs.slice(0, 6));
+      // Confirmed runs around a failed one: rows 0–1, 2 failed, rows 3–5.
+      commit.outcomes = postings.slice(0, 6).map((posting, position) => position === 2
+        ? { tx_hash: posting.tx_hash, seq: posting.seq, position, status: 'failed', error: 'insufficient_funds' }
+        : { tx_hash: posting.tx_hash, seq: posting.seq, position, status: 'confirmed', error: null });
+      // Every row number one too high, all confirmed (one run): each names the next transaction's row, the last the unsealed seventh's.
+      const shifted = { ...commit, outcomes: commit.outcomes.map((outcome, index) => ({ ...outcome, seq: postings[index + 1]!.seq, status: 'confirmed' as const, error: null })) };
+      await expect(store.commitBlock(shifted)).rejects.toThrow();
+      const reversed = { ...commit, postings: postings.slice(0, 6).reverse() };
+      await expect(store.commitBlock(reversed)).rejects.toThrow('a block passes its postings in position order');
+      expect(await store.latestBlockNumber()).toBe(0);
+      expect(await store.pendingCount()).toBe(7);
+      await store.commitBlock({ ...commit, postings: postings.slice(0, 6) });
+      for (const [position, tx] of txs.slice(0, 6).entries()) {
+        expect(await store.getTransaction(tx.tx_hash)).toMatchObject(position === 2
+          ? { status: 'failed', block_number: 1, position, error: 'insufficient_funds' }
+          : { status: 'confirmed', block_number: 1, position, error: null });
+      }
+      expect(await store.blockTransactionHashes(1)).toEqual(txs.slice(0, 6).map((tx) => tx.tx_hash));
+      expect((await store.pendingPostings(10)).map((posting) => posting.tx_hash)).toEqual([txs[6]!.tx_hash]);
+    });
+
     it('writes a block and everything it decides in one go', async () => {
       expect(await store.latestBlockNumber()).toBeNull();
       await store.commitBlock(genesisCommit());

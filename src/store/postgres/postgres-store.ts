@@ -35,6 +35,7 @@ import {
   blockSettlement, coverageOf, coverageParameters, debitSums, FAILURE_BUDGET_SQL, judgeLocked, keepFloors, type FailureBudgetStatement,
 } from './postgres-failure-budget.js';
 import { SequencedPendingDebits, type PendingDelta } from '../../failure-budget/pending-debits.js';
+import { assertPostingsMatch, settledByPostings } from '../block-postings.js';
 import type { DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { assert } from '../../domain/errors.js';
@@ -861,6 +862,7 @@ function idempotencyId(caller: string, key: string): string {
  */
 async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_channel: string): Promise<PendingDelta> {
   const { header, totals } = commit;
+  assertPostingsMatch(commit);
   await run(client, 'insertBlock', [
     header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root,
     totals.transactions, totals.users, encodeVolumes(totals.transfer_volume_units),
@@ -881,7 +883,7 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_chan
   if (commit.new_users.length > 0) await run(client, 'insertAccounts', [commit.new_users]);
   if (commit.active_users.length > 0) await run(client, 'touchAccounts', [header.timestamp, commit.active_users]);
   if (commit.candles !== undefined && commit.candles.length > 0) await putCandles(client, commit.candles);
-  const settled = await blockSettlement(runIn(client), header.number);
+  const settled = settledByPostings(commit) ?? await blockSettlement(runIn(client), header.number);
   await writeBalanceRoot(client, commit);
   // The block's events: its outcomes in position order, then its block.sealed.
   const events = header.transactions_count + 1;

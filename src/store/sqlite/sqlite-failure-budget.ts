@@ -14,7 +14,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { TransactionType } from '../../domain/transaction.js';
-import { BudgetPass, DEBIT_TYPES_SQL, debitsByAccount, type BudgetSources } from '../../failure-budget/failure-budget-policy.js';
+import { BudgetPass, DEBIT_TYPES_SQL, debitsByAccount, type BudgetSources, type DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PendingDebits } from '../../failure-budget/pending-debits.js';
 import type { AppendResult, PendingAppend } from '../../service/ledger-store.js';
 
@@ -100,15 +100,13 @@ export class SqliteFailureBudget {
   }
 
   /**
-   * The debits sealed into block `number` (confirmed or failed), read inside the block's write
-   * transaction; call the returned function once it has committed, to take them off the pending totals.
+   * What block `number` settles (its debits, confirmed or failed, negated): `settled` when the commit
+   * passed its postings (src/store/block-postings.ts), else read inside the block's write transaction.
+   * Call the returned function once the block has committed, to take them off the pending totals.
    */
-  settleBlock(number: number): () => void {
-    const debits = this.statements.blockDebits.all(number) as DebitRow[];
-    const settled = debitsByAccount(debits);
-    return () => {
-      for (const { user_id, token, units } of settled) this.pending.add(user_id, token, -units);
-    };
+  settleBlock(number: number, settled: readonly DebitSum[] | null): () => void {
+    const changes = settled ?? debitsByAccount(this.statements.blockDebits.all(number) as DebitRow[]).map((sum) => ({ ...sum, units: -sum.units }));
+    return () => this.pending.addAll(changes);
   }
 
   /** The pending totals from the pending rows; returns the data_version they are exact at. */

@@ -30,7 +30,9 @@ import type {
   StatsSnapshot,
   StoredBlockHeader,
   StoredEvent,
+  TransactionOutcome,
 } from '../../service/ledger-store.js';
+import { assertPostingsMatch, settledByPostings } from '../block-postings.js';
 import { collectEvents, type EventRows } from '../event-rows.js';
 import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
@@ -291,6 +293,7 @@ export class SqliteStore implements LedgerStore {
   private writeBlock(commit: BlockCommit): () => void {
     const { header, totals } = commit;
     assert(commit.outcomes.length === header.transactions_count, 'a block seals exactly the transactions it declares');
+    assertPostingsMatch(commit);
     this.failure_budget.sync();
     const s = this.statements;
     s.insertBlock.run(
@@ -298,19 +301,12 @@ export class SqliteStore implements LedgerStore {
       totals.transactions, totals.users, encodeVolumes(totals.transfer_volume_units),
       header.native_price ?? null, (totals.swap_volume_usd_micros ?? 0n).toString(),
     );
-    // One prepared statement, reused for every row: by rowid when the producer passed it on from pendingPostings.
-    for (const outcome of commit.outcomes) {
-      const seq = outcome.seq;
-      const result = seq === undefined
-        ? s.sealTransaction.run(outcome.status, header.number, outcome.position, outcome.error, outcome.amount_out_units ?? null, outcome.tx_hash)
-        : s.sealTransactionBySeq.run(outcome.status, header.number, outcome.position, outcome.error, outcome.amount_out_units ?? null, seq, outcome.tx_hash);
-      if (result.changes !== 1) throw new Error(`transaction ${outcome.tx_hash} is not pending`);
-    }
+    this.sealOutcomes(header.number, commit.outcomes);
     for (const balance of commit.balances) s.putBalance.run(balance.user_id, balance.token, balance.units);
     for (const user_id of commit.new_users) s.insertAccount.run(user_id);
     for (const user_id of commit.active_users) s.touchAccount.run(header.timestamp, user_id);
     for (const candle of commit.candles ?? []) s.putCandle.run(...candleRow(candle));
-    const settle = this.failure_budget.settleBlock(header.number);
+    const settle = this.failure_budget.settleBlock(header.number, settledByPostings(commit));
     this.writeBalanceRoot(commit);
     // The block's events: its outcomes in position order, then its block.sealed.
     const first_sequence = this.lastEventSequence() + 1;
@@ -318,6 +314,43 @@ export class SqliteStore implements LedgerStore {
     s.setEventCounter.run(first_sequence + header.transactions_count);
     this.writeHistory(header);
     return settle;
+  }
+
+  /**
+   * Writes each outcome onto its pending row. A run of confirmed outcomes on consecutive row numbers
+   * (most of a block: `pendingPostings` reads in row order, and rows are numbered in arrival order) is
+   * one UPDATE over the range, its positions computed from the row numbers: per-statement overhead is
+   * most of a single-row UPDATE. The run's first and last rows must hold the hashes named; rows are
+   * never deleted and a row's hash never changes (the schema's triggers), so the rows in between are
+   * the ones the producer read. Everything else (failed, swaps, outcomes without a row number): one
+   * prepared statement per row, which checks the hash.
+   */
+  private sealOutcomes(block_number: number, outcomes: readonly TransactionOutcome[]): void {
+    for (let index = 0; index < outcomes.length;) {
+      const run = confirmedRunLength(outcomes, index);
+      if (run > 1) this.confirmRun(block_number, outcomes[index] as TransactionOutcome, outcomes[index + run - 1] as TransactionOutcome, run);
+      else this.sealOne(block_number, outcomes[index] as TransactionOutcome);
+      index += Math.max(run, 1);
+    }
+  }
+
+  private confirmRun(block_number: number, first: TransactionOutcome, last: TransactionOutcome, run: number): void {
+    const s = this.statements;
+    for (const end of [first, last]) {
+      if (s.hashAtSeq.get(end.seq) !== end.tx_hash) throw new Error(`row ${end.seq} does not hold transaction ${end.tx_hash}`);
+    }
+    const first_seq = first.seq as number;
+    const result = s.confirmRun.run(block_number, first_seq - first.position, first_seq, last.seq);
+    if (result.changes !== run) throw new Error(`transactions ${first.tx_hash} to ${last.tx_hash} are not all pending`);
+  }
+
+  private sealOne(block_number: number, outcome: TransactionOutcome): void {
+    const s = this.statements;
+    const seq = outcome.seq;
+    const result = seq === undefined
+      ? s.sealTransaction.run(outcome.status, block_number, outcome.position, outcome.error, outcome.amount_out_units ?? null, outcome.tx_hash)
+      : s.sealTransactionBySeq.run(outcome.status, block_number, outcome.position, outcome.error, outcome.amount_out_units ?? null, seq, outcome.tx_hash);
+    if (result.changes !== 1) throw new Error(`transaction ${outcome.tx_hash} is not pending`);
   }
 
   /** Appends one block to the history tree, inside the caller's transaction. */
@@ -518,6 +551,8 @@ export const SQL = {
   pendingCount: "SELECT COUNT(*) AS count FROM transactions WHERE status = 'pending'",
   pendingCountUpTo: "SELECT COUNT(*) AS count FROM (SELECT 1 FROM transactions WHERE status = 'pending' LIMIT ?)",
   sealTransaction: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ? WHERE tx_hash = ? AND status = 'pending'",
+  confirmRun: "UPDATE transactions SET status = 'confirmed', block_number = ?, position = seq - ? WHERE seq BETWEEN ? AND ? AND status = 'pending'",
+  hashAtSeq: 'SELECT tx_hash FROM transactions WHERE seq = ?',
   sealTransactionBySeq: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ? WHERE seq = ? AND tx_hash = ? AND status = 'pending'",
   balance: 'SELECT units FROM balances WHERE user_id = ? AND token = ?',
   balancesOfUser: 'SELECT token, units FROM balances WHERE user_id = ?',
@@ -589,6 +624,8 @@ function prepareStatements(db: Database.Database) {
     pendingCountUpTo: db.prepare(SQL.pendingCountUpTo).safeIntegers(true),
     sealTransaction: db.prepare(SQL.sealTransaction),
     sealTransactionBySeq: db.prepare(SQL.sealTransactionBySeq),
+    confirmRun: db.prepare(SQL.confirmRun),
+    hashAtSeq: db.prepare(SQL.hashAtSeq).pluck(),
     balance: db.prepare(SQL.balance).safeIntegers(true),
     balancesOfUser: db.prepare(SQL.balancesOfUser).safeIntegers(true),
     latestPrice: db.prepare(SQL.latestPrice),
@@ -687,4 +724,19 @@ function candleRow(candle: Candle): [string, number, string, string, string, str
     candle.interval, candle.start, candle.open_units.toString(), candle.high_units.toString(), candle.low_units.toString(),
     candle.close_units.toString(), candle.volume_usd_micros.toString(),
   ];
+}
+
+/** How many outcomes from `start` are confirmed, without a payout, on consecutive row numbers and positions (0 when the first is not). */
+function confirmedRunLength(outcomes: readonly TransactionOutcome[], start: number): number {
+  let length = 0;
+  for (let index = start; index < outcomes.length; index += 1) {
+    const outcome = outcomes[index] as TransactionOutcome;
+    if (outcome.status !== 'confirmed' || outcome.amount_out_units != null || outcome.seq === undefined) break;
+    if (length > 0) {
+      const previous = outcomes[index - 1] as TransactionOutcome;
+      if (outcome.seq !== (previous.seq as number) + 1 || outcome.position !== previous.position + 1) break;
+    }
+    length += 1;
+  }
+  return length;
 }

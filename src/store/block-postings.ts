@@ -1,0 +1,26 @@
+/**
+ * The postings a block commit passes on (`BlockCommit.postings`: the block's transactions as the
+ * producer read them with `pendingPostings`), shared by both stores: checked against the commit's
+ * outcomes, and summed into the debits the block takes off the senders' pending totals, so that no
+ * store reads the block's rows back for that.
+ */
+import { assert } from '../domain/errors.js';
+import { debitsByAccount, type DebitSum } from '../failure-budget/failure-budget-policy.js';
+import type { BlockCommit, PendingPosting } from '../service/ledger-store.js';
+
+/** The postings a commit passes on are its outcomes' transactions, in position order. */
+export function assertPostingsMatch(commit: BlockCommit): void {
+  const postings = commit.postings;
+  if (postings === undefined) return;
+  assert(postings.length === commit.outcomes.length, 'a block passes one posting per outcome');
+  commit.outcomes.forEach((outcome, index) => {
+    const posting = postings[index] as PendingPosting;
+    assert(posting.tx_hash === outcome.tx_hash && posting.seq === (outcome.seq ?? posting.seq), 'a block passes its postings in position order');
+  });
+}
+
+/** What the block settles per (sender, token), negated (its debits stop being pending); null: the commit passed no postings. */
+export function settledByPostings(commit: BlockCommit): DebitSum[] | null {
+  if (commit.postings === undefined) return null;
+  return debitsByAccount(commit.postings).map((sum) => ({ ...sum, units: -sum.units }));
+}
