@@ -8,23 +8,30 @@ export function bytesToHex(bytes: Uint8Array): string {
   return text;
 }
 
-/** The value of one hex digit's character code, or -1. */
-function nibble(code: number): number {
+/** The value of each hex digit by its character code (below 128), -1 for every other character. */
+const NIBBLE = Int8Array.from({ length: 128 }, (_, code) => {
   if (code >= 48 && code <= 57) return code - 48;
   if (code >= 97 && code <= 102) return code - 87;
   if (code >= 65 && code <= 70) return code - 55;
   return -1;
+});
+
+/** The value of the hex digit at `at`, or -1. */
+function nibbleAt(hex: string, at: number): number {
+  const code = hex.charCodeAt(at);
+  return code < 128 ? (NIBBLE[code] as number) : -1;
 }
 
+/** Hex digits, with or without `0x`, to bytes; throws on anything else (the sealer decodes every leaf with it, hence the table). */
 export function hexToBytes(hex: string): Uint8Array {
   const start = hex.startsWith('0x') ? 2 : 0;
   if ((hex.length - start) % 2 !== 0) throw new TypeError(`not hex: ${hex}`);
   const bytes = new Uint8Array((hex.length - start) / 2);
-  for (let index = 0; index < bytes.length; index += 1) {
-    const high = nibble(hex.charCodeAt(start + index * 2));
-    const low = nibble(hex.charCodeAt(start + index * 2 + 1));
+  for (let index = 0, at = start; index < bytes.length; index += 1, at += 2) {
+    const high = nibbleAt(hex, at);
+    const low = nibbleAt(hex, at + 1);
     if (high < 0 || low < 0) throw new TypeError(`not hex: ${hex}`);
-    bytes[index] = high * 16 + low;
+    bytes[index] = (high << 4) | low;
   }
   return bytes;
 }
