@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UNITS_MAX } from '../../src/domain/amount.js';
 import { buildBlock, genesisBlock, type BlockHeader } from '../../src/domain/block.js';
+import { InvariantViolation } from '../../src/domain/errors.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Metadata, Transaction, TransactionType } from '../../src/domain/transaction.js';
 import type { BlockCommit, ChainTotals, LedgerStore, PendingAppend, SequencedTransaction, TransactionOutcome } from '../../src/service/ledger-store.js';
@@ -179,7 +180,7 @@ describe(`the store contract (${testStoreKind()})`, () => {
         : { tx_hash: posting.tx_hash, seq: posting.seq, position, status: 'confirmed', error: null });
       // Every row number one too high, all confirmed (one run): each names the next transaction's row, the last the unsealed seventh's.
       const shifted = { ...commit, outcomes: commit.outcomes.map((outcome, index) => ({ ...outcome, seq: postings[index + 1]!.seq, status: 'confirmed' as const, error: null })) };
-      await expect(store.commitBlock(shifted)).rejects.toThrow();
+      await expect(store.commitBlock(shifted)).rejects.toThrow(InvariantViolation);
       const reversed = { ...commit, postings: postings.slice(0, 6).reverse() };
       await expect(store.commitBlock(reversed)).rejects.toThrow('a block passes its postings in position order');
       expect(await store.latestBlockNumber()).toBe(0);
@@ -263,10 +264,11 @@ describe(`the store contract (${testStoreKind()})`, () => {
       await store.appendPending([plain(a), plain(b)]);
       const first = blockCommit(genesis, [a]);
       await store.commitBlock(first);
+      // A bug in the sealer, not a race (the block's row went in first): an invariant violation, which stops the sealer.
       const again = blockCommit(first.header, [b, a], { balances: [{ user_id: 'bob', token: 'TAB', units: 99n }], new_users: ['bob'] });
-      await expect(store.commitBlock(again)).rejects.toThrow();
+      await expect(store.commitBlock(again)).rejects.toThrow(InvariantViolation);
       const ghost = blockCommit(first.header, [b, pending()]);
-      await expect(store.commitBlock(ghost)).rejects.toThrow();
+      await expect(store.commitBlock(ghost)).rejects.toThrow(InvariantViolation);
       expect((await store.latestBlock())?.number).toBe(1);
       expect(await store.getTransaction(a.tx_hash)).toMatchObject({ status: 'confirmed', block_number: 1, position: 0 });
       expect(await store.getTransaction(b.tx_hash)).toMatchObject({ status: 'pending', block_number: null });

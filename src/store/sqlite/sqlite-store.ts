@@ -324,6 +324,10 @@ export class SqliteStore implements LedgerStore {
    * never deleted and a row's hash never changes (the schema's triggers), so the rows in between are
    * the ones the producer read. Everything else (failed, swaps, outcomes without a row number): one
    * prepared statement per row, which checks the hash.
+   *
+   * A row that is not pending, or not the one named, is a bug and not a race: the block's row went in
+   * first, with the newest block as its parent (the schema's triggers), so no other sealer got there.
+   * Hence assertions, which stop the sealer.
    */
   private sealOutcomes(block_number: number, outcomes: readonly TransactionOutcome[]): void {
     for (let index = 0; index < outcomes.length;) {
@@ -337,11 +341,11 @@ export class SqliteStore implements LedgerStore {
   private confirmRun(block_number: number, first: TransactionOutcome, last: TransactionOutcome, run: number): void {
     const s = this.statements;
     for (const end of [first, last]) {
-      if (s.hashAtSeq.get(end.seq) !== end.tx_hash) throw new Error(`row ${end.seq} does not hold transaction ${end.tx_hash}`);
+      assert(s.hashAtSeq.get(end.seq) === end.tx_hash, `row ${end.seq} holds transaction ${end.tx_hash}`);
     }
     const first_seq = first.seq as number;
     const result = s.confirmRun.run(block_number, first_seq - first.position, first_seq, last.seq);
-    if (result.changes !== run) throw new Error(`transactions ${first.tx_hash} to ${last.tx_hash} are not all pending`);
+    assert(result.changes === run, `transactions ${first.tx_hash} to ${last.tx_hash} are all pending`);
   }
 
   private sealOne(block_number: number, outcome: TransactionOutcome): void {
@@ -350,7 +354,7 @@ export class SqliteStore implements LedgerStore {
     const result = seq === undefined
       ? s.sealTransaction.run(outcome.status, block_number, outcome.position, outcome.error, outcome.amount_out_units ?? null, outcome.tx_hash)
       : s.sealTransactionBySeq.run(outcome.status, block_number, outcome.position, outcome.error, outcome.amount_out_units ?? null, seq, outcome.tx_hash);
-    if (result.changes !== 1) throw new Error(`transaction ${outcome.tx_hash} is not pending`);
+    assert(result.changes === 1, `transaction ${outcome.tx_hash} is pending`);
   }
 
   /** Appends one block to the history tree, inside the caller's transaction. */
