@@ -2,7 +2,7 @@ import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { CLOCK_TOLERANCE_S, createTokenVerifier } from '../../src/auth/token-verifier.js';
 import { TokenCache } from '../../src/auth/token-cache.js';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 
 class ManualClock {
   ms = Date.now();

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ROOT, ServiceProcess } from '../support/service-process.js';
 
 const CHROMIUM = process.argv[2] ?? '/usr/bin/chromium';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { TabulaClient } from '@tabula/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blockHash, transactionsRoot } from '../../src/domain/hashing.js';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { forward, pass, startDouble, type Double } from '../support/test-double.js';
 import { tabula } from './support/run-cli.js';

@@ -4,7 +4,7 @@
  * candles as text and JSON, and bad usage refused with exit 2 before anything is sent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { ok, tabula } from './support/run-cli.js';
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { TabulaClient } from '@tabula/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStreamProxy } from '../support/event-stream-proxies.js';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ROOT, ServiceProcess } from '../support/service-process.js';
 import { tabula } from './support/run-cli.js';
 

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { balanceEntryJson, balanceKey } from '../../src/domain/balance-commitment.js';
 import { BalanceTree, balanceRootHex } from '../../src/domain/balance-tree.js';
 import { sha256 } from '../../src/domain/hashing.js';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { forward, pass, startDouble, type Double } from '../support/test-double.js';
 

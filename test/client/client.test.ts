@@ -10,7 +10,7 @@ import {
 } from '@tabula/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BATCH_TRANSACTIONS_MAX as SERVICE_BATCH_TRANSACTIONS_MAX } from '../../src/service/ledger-service.js';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { freePort, ServiceProcess } from '../support/service-process.js';
 
 const API_KEY = 'sdk-test-api-key-0123456789';

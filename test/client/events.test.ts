@@ -9,7 +9,7 @@ import {
   type TransactionEvent,
 } from '@tabula/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { startCuttingProxy, startStreamProxy, type CuttingProxy, type StreamProxy } from '../support/event-stream-proxies.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { problemBody, send, startDouble } from '../support/test-double.js';

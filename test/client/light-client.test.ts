@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { blockHash } from '../../src/domain/hashing.js';
 import { startTabula, type Tabula } from '../../src/compose.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { signTestToken, TEST_SECRET } from '../support/in-process-ledger.js';
+import { signTestToken, TEST_SECRET } from '../support/in-process-tabula.js';
 import { TEST_CHECKPOINT_KEY } from '../support/service-process.js';
 import { verifyEd25519Fallback } from '../../packages/client/src/signature.js';
 import { generateKeyPairSync, sign } from 'node:crypto';

@@ -7,7 +7,7 @@
 import { MarketMismatchError, MarketReplay, TabulaClient, poolAmountOut, tokenUnits, type ReplayTransaction, type Transaction } from '@tabula/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blockHash } from '../../src/domain/hashing.js';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 const WAIT = { timeoutMs: 10_000, intervalMs: 25 };

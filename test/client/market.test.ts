@@ -6,7 +6,7 @@
  */
 import { ConflictError, TabulaClient, minReceiveFor, minReceiveUnits, parseSlippage, type CandleInterval } from '@tabula/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 const WAIT = { timeoutMs: 10_000, intervalMs: 25 };

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ROOT, ServiceProcess } from '../support/service-process.js';
 
 type Run = { status: number; stdout: string; stderr: string };

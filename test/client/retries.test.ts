@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import { RateLimitedError, RequestTimeoutError, ResponseFormatError, ServerError, TabulaClient, BadRequestError, NetworkError } from '@tabula/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { forward, pass, problemBody, send, startDouble, type Double, type SeenRequest } from '../support/test-double.js';
 

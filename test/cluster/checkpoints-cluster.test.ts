@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { signTestToken, TEST_SECRET } from '../support/in-process-ledger.js';
+import { signTestToken, TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

@@ -4,7 +4,7 @@
  * Done for several fresh schemas, because a race shows itself only sometimes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { MIGRATIONS } from '../../src/store/postgres/schema.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { connectToSchema, createTestDatabase, type TestDatabase } from '../support/test-database.js';

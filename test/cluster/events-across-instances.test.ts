@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startTabula, type Tabula } from '../../src/compose.js';
 import { eventChannel } from '../../src/store/postgres/connection.js';
-import { signTestToken, TEST_SECRET } from '../support/in-process-ledger.js';
+import { signTestToken, TEST_SECRET } from '../support/in-process-tabula.js';
 import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/test-database.js';
 
 const NO_POLL_MS = 3_600_000;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 import { checkEventOrder, EventConsumer } from '../support/event-consumer.js';
-import { signTestToken, TEST_SECRET } from '../support/in-process-ledger.js';
+import { signTestToken, TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

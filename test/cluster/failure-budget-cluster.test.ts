@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { signTestToken, TEST_SECRET } from '../support/in-process-ledger.js';
+import { signTestToken, TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { connectToSchema, createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { auditChain, type AuditResult } from '../e2e/support/http-chain-audit.js';
 import { ApiClient, type BlockRecord, type SubmitBody, decimalToUnits, rawMembers, serverErrors, waitUntilSealed } from '../e2e/support/http.js';
-import { signTestToken, TEST_SECRET } from '../support/in-process-ledger.js';
+import { signTestToken, TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

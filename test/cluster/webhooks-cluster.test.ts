@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';

@@ -4,7 +4,7 @@
  * acknowledged before, and only they, are sealed at shutdown.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 describe('PENDING_MAX (real process)', () => {

@@ -9,7 +9,7 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type StoreKind, type TestDatabase } from '../support/test-database.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';

@@ -7,12 +7,12 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CursorExpiredError } from '../../src/events/event-hub.js';
 import type { Clock } from '../../src/service/clock.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 
 const HOUR_MS = 3600_000;
 
 describe('event log limits', () => {
-  let ledger: TestLedger | null = null;
+  let ledger: TestTabula | null = null;
   afterEach(async () => {
     await ledger?.close();
     ledger = null;
@@ -21,7 +21,7 @@ describe('event log limits', () => {
   it('refuses a cursor whose next event is older than the retention with 410 cursor_expired', async () => {
     let now_ms = Date.now();
     const clock: Clock = { now_ms: () => now_ms };
-    ledger = await startTestLedger({ EVENTS_RETENTION_S: '7200' }, { clock, store: 'sqlite' });
+    ledger = await startTestTabula({ EVENTS_RETENTION_S: '7200' }, { clock, store: 'sqlite' });
     const admin = await ledger.token('issuer', { admin: true });
     const submit = () => ledger!.app.inject({
       method: 'POST', url: '/api/transactions/submit', headers: { authorization: `Bearer ${admin}` },
@@ -44,7 +44,7 @@ describe('event log limits', () => {
   });
 
   it('cuts a consumer that stops reading, with a final comment saying why', async () => {
-    ledger = await startTestLedger({ RATE_LIMIT_MAX: '100000' }, { store: 'sqlite', event_stream_limits: { buffered_bytes_max: 64 * 1024, drain_timeout_ms: 500 } });
+    ledger = await startTestTabula({ RATE_LIMIT_MAX: '100000' }, { store: 'sqlite', event_stream_limits: { buffered_bytes_max: 64 * 1024, drain_timeout_ms: 500 } });
     const admin = await ledger.token('issuer', { admin: true });
     const address = new URL(await ledger.app.listen({ host: '127.0.0.1', port: 0 }));
     // A consumer that connects and then reads nothing: the kernel's buffers fill, then the server's.

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../support/http-client.js';
 import { IdentityProvider } from '../e2e/support/identity-provider.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 
 let explorer_root: string;
 
@@ -23,9 +23,9 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(explorer_root, { recursive: true, force: true }));
 
 describe('the explorer is served by the service at /', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   beforeAll(async () => {
-    ledger = await startTestLedger({}, { explorer_root });
+    ledger = await startTestTabula({}, { explorer_root });
   });
   afterAll(() => ledger.close());
 
@@ -75,7 +75,7 @@ describe('the explorer is served by the service at /', () => {
 
 describe('without an explorer folder', () => {
   it('serves the API only: / is a 404 problem', async () => {
-    const ledger = await startTestLedger();
+    const ledger = await startTestTabula();
     try {
       expect((await ledger.app.inject({ method: 'GET', url: '/' })).json().code).toBe('route_not_found');
       expect((await ledger.app.inject({ method: 'GET', url: '/explorer-config.json' })).statusCode).toBe(404);
@@ -86,7 +86,7 @@ describe('without an explorer folder', () => {
 
   it('skips a folder that has no index.html (the explorer was not built)', async () => {
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-explorer-empty-'));
-    const ledger = await startTestLedger({}, { explorer_root: empty });
+    const ledger = await startTestTabula({}, { explorer_root: empty });
     try {
       expect((await ledger.app.inject({ method: 'GET', url: '/' })).statusCode).toBe(404);
     } finally {
@@ -97,9 +97,9 @@ describe('without an explorer folder', () => {
 });
 
 describe('POST /dev/token with the development secret (no JWT configuration, not production)', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   beforeAll(async () => {
-    ledger = await startTestLedger({ JWT_SECRET: '' }, { explorer_root });
+    ledger = await startTestTabula({ JWT_SECRET: '' }, { explorer_root });
   });
   afterAll(() => ledger.close());
 
@@ -169,7 +169,7 @@ describe('POST /dev/token does not exist with an identity provider', () => {
     ['JWT_SECRET in production', { NODE_ENV: 'production' }],
   ])('%s', async (_name, env) => {
     const resolved = Object.fromEntries(Object.entries(env).map(([key, value]) => [key, value === 'idp' ? idp.issuer : value]));
-    const ledger = await startTestLedger(resolved, { explorer_root });
+    const ledger = await startTestTabula(resolved, { explorer_root });
     try {
       const response = await ledger.app.inject({ method: 'POST', url: '/dev/token', payload: { sub: 'alice', admin: true } });
       expect(response.statusCode).toBe(404);

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FaultProxy } from '../support/fault-proxy.js';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { runUntilExit, ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/test-database.js';
 

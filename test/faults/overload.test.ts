@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WRITER_LIMITS } from '../../src/service/submission-writer.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { expectAcknowledgedInChain } from '../support/store-chain-audit.js';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 const BATCH_ITEMS = 1000;

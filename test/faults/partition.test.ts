@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_CLASS } from '../../src/store/postgres/schema.js';
 import { auditChain } from '../support/store-chain-audit.js';
 import { FaultProxy } from '../support/fault-proxy.js';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { connectToSchema, createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/test-database.js';
 

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { expectAcknowledgedInChain } from '../support/store-chain-audit.js';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { waitUntilAllSealed } from '../support/sealed.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { testPostgresUrl } from '../support/test-database.js';

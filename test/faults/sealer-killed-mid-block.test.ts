@@ -19,7 +19,7 @@ import { BlockProducer } from '../../src/service/block-producer.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 import { LOCK_CLASS } from '../../src/store/postgres/schema.js';
 import { auditChain } from '../support/store-chain-audit.js';
-import { TEST_SECRET } from '../support/in-process-ledger.js';
+import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ROOT } from '../support/service-process.js';
 import { connectToSchema, createTestDatabase, type StoreKind, type TestDatabase } from '../support/test-database.js';
 

@@ -3,7 +3,7 @@
  * paged with an opaque cursor. Every record is the one `GET /api/transactions/{hash}` answers.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
@@ -14,12 +14,12 @@ type Page = { user_id: string; transactions: Array<{ tx_hash: string; status: st
 const history = (user_id: string, query = '') => `/api/accounts/${encodeURIComponent(user_id)}/transactions${query === '' ? '' : `?${query}`}`;
 
 describe("an account's transaction history", () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let admin: Client;
   let alice: Client;
 
   beforeEach(async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
     alice = clientFor(ledger, await ledger.token('alice'));
   });

@@ -1,15 +1,15 @@
 import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { API_MAJOR_VERSION, routedUrl, setVersionHeaders, type DeprecationTable } from '../../src/http/api-version.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, type Client } from '../support/http-client.js';
 
 describe('versions of the interface', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let admin: Client;
 
   beforeEach(async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
   });
   afterEach(async () => { await ledger.close(); });

@@ -2,17 +2,17 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkBalanceEntry, type BalanceProofJson } from '../../src/domain/balance-commitment.js';
 import { sha256 } from '../../src/domain/hashing.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
 
 describe('balance proofs over HTTP', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let admin: Client;
 
   beforeEach(async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
   });
   afterEach(async () => { await ledger.close(); });

@@ -1,17 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const BATCH = '/api/transactions/batch';
 const transfer = (to: string, amount: number | string = 1) => ({ from: 'alice', to, amount, token: 'TAB', type: 'transfer' });
 
 describe('POST /api/transactions/batch', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let alice: Client;
 
   beforeEach(async () => {
     // Batches of up to 1000 transfers from an unfunded sender: all within the failure budget.
-    ledger = await startTestLedger({ FAILURE_BUDGET_PER_HOUR: '100000' });
+    ledger = await startTestTabula({ FAILURE_BUDGET_PER_HOUR: '100000' });
     alice = clientFor(ledger, await ledger.token('alice'));
   });
   afterEach(async () => { await ledger.close(); });
@@ -126,7 +126,7 @@ describe('POST /api/transactions/batch', () => {
 
   it('counts every transaction of a batch against the rate limit', async () => {
     await ledger.close();
-    ledger = await startTestLedger({ RATE_LIMIT_MAX: '10' });
+    ledger = await startTestTabula({ RATE_LIMIT_MAX: '10' });
     alice = clientFor(ledger, await ledger.token('alice'));
     const first = await alice.post(BATCH, { transactions: Array.from({ length: 8 }, (_, index) => transfer(`r${index}`)) });
     expect(first.json.accepted).toBe(8);
@@ -143,7 +143,7 @@ describe('POST /api/transactions/batch', () => {
 
   it('does not charge a retried batch again for the items it already stored (the SDK retries lost answers)', async () => {
     await ledger.close();
-    ledger = await startTestLedger({ RATE_LIMIT_MAX: '10' });
+    ledger = await startTestTabula({ RATE_LIMIT_MAX: '10' });
     alice = clientFor(ledger, await ledger.token('alice'));
     const keyed = Array.from({ length: 8 }, (_, index) => ({ ...transfer(`r${index}`), idempotency_key: `retry-${index}` }));
     const first = await alice.post(BATCH, { transactions: keyed });
@@ -162,7 +162,7 @@ describe('POST /api/transactions/batch', () => {
 
   it('refuses a batch that could not fit even if every keyed item were a repeat without looking up a key', async () => {
     await ledger.close();
-    ledger = await startTestLedger({ RATE_LIMIT_MAX: '10' });
+    ledger = await startTestTabula({ RATE_LIMIT_MAX: '10' });
     alice = clientFor(ledger, await ledger.token('alice'));
     const store = ledger.store;
     let lookups = 0;

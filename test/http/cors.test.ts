@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 
 const APP = 'https://app.example.com';
 
 describe('CORS for browser apps on other origins', () => {
-  let ledger: TestLedger | undefined;
+  let ledger: TestTabula | undefined;
   afterEach(async () => { await ledger?.close(); ledger = undefined; });
 
   it('answers a preflight from an allowed origin before authentication, and never allows credentials', async () => {
-    ledger = await startTestLedger({ CORS_ORIGINS: `${APP},https://admin.example.com` });
+    ledger = await startTestTabula({ CORS_ORIGINS: `${APP},https://admin.example.com` });
     const preflight = await ledger.app.inject({
       method: 'OPTIONS',
       url: '/api/transactions/submit',
@@ -21,7 +21,7 @@ describe('CORS for browser apps on other origins', () => {
   });
 
   it('exposes the headers a client needs on an allowed origin, and nothing to another origin', async () => {
-    ledger = await startTestLedger({ CORS_ORIGINS: APP });
+    ledger = await startTestTabula({ CORS_ORIGINS: APP });
     const token = await ledger.token('alice');
     const allowed = await ledger.app.inject({ method: 'GET', url: '/api/stats', headers: { origin: APP, authorization: `Bearer ${token}` } });
     expect(allowed.statusCode).toBe(200);
@@ -32,7 +32,7 @@ describe('CORS for browser apps on other origins', () => {
   });
 
   it('sends no CORS headers unless CORS_ORIGINS is set', async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     const token = await ledger.token('alice');
     const response = await ledger.app.inject({ method: 'GET', url: '/api/stats', headers: { origin: APP, authorization: `Bearer ${token}` } });
     expect(response.statusCode).toBe(200);

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, isErrorCode } from '../../src/http/error-catalogue.js';
-import { startTestLedger, TEST_SECRET, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, TEST_SECRET, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Call, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
@@ -378,7 +378,7 @@ const authorization = fc.oneof(
 type Callers = Record<CallerName, Client>;
 
 /** Checks a submission's answer (202 with a receipt, or a catalogue 4xx) and returns how many transactions it stored. */
-async function storedBySubmission(ledger: TestLedger, call: Call): Promise<number> {
+async function storedBySubmission(ledger: TestTabula, call: Call): Promise<number> {
   if (call.status !== 202) {
     expectCatalogueProblem(call);
     return 0;
@@ -390,7 +390,7 @@ async function storedBySubmission(ledger: TestLedger, call: Call): Promise<numbe
 }
 
 /** Checks a batch's answer (200 with one result per item, or a catalogue 4xx) and returns how many transactions it stored. */
-async function storedByBatch(ledger: TestLedger, call: Call, items: number | null): Promise<number> {
+async function storedByBatch(ledger: TestTabula, call: Call, items: number | null): Promise<number> {
   if (call.status !== 200) {
     expectCatalogueProblem(call);
     return 0;
@@ -415,8 +415,8 @@ async function storedByBatch(ledger: TestLedger, call: Call, items: number | nul
   return stored;
 }
 
-async function startFuzzLedger(): Promise<{ ledger: TestLedger; callers: Callers }> {
-  const ledger = await startTestLedger(FUZZ_ENV);
+async function startFuzzLedger(): Promise<{ ledger: TestTabula; callers: Callers }> {
+  const ledger = await startTestTabula(FUZZ_ENV);
   const alice = clientFor(ledger, await ledger.token('alice'));
   const admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
   return { ledger, callers: { alice, admin } };
@@ -426,7 +426,7 @@ const callerName = fc.constantFrom<CallerName>('alice', 'admin');
 
 describe('HTTP edge fuzz', () => {
   describe('POST /api/transactions/submit', () => {
-    let ledger: TestLedger;
+    let ledger: TestTabula;
     let callers: Callers;
     beforeAll(async () => { ({ ledger, callers } = await startFuzzLedger()); });
     afterAll(async () => { await ledger.close(); });
@@ -455,7 +455,7 @@ describe('HTTP edge fuzz', () => {
   });
 
   describe('POST /api/transactions/batch', () => {
-    let ledger: TestLedger;
+    let ledger: TestTabula;
     let callers: Callers;
     beforeAll(async () => { ({ ledger, callers } = await startFuzzLedger()); });
     afterAll(async () => { await ledger.close(); });
@@ -476,7 +476,7 @@ describe('HTTP edge fuzz', () => {
   });
 
   describe('GET routes', () => {
-    let ledger: TestLedger;
+    let ledger: TestTabula;
     let callers: Callers;
     /** Path parts that name something stored: a sealed and a pending transaction (in both cases), blocks 0 and 1. */
     let known: string[];
@@ -499,7 +499,7 @@ describe('HTTP edge fuzz', () => {
   });
 
   describe('Authorization', () => {
-    let ledger: TestLedger;
+    let ledger: TestTabula;
     beforeAll(async () => { ({ ledger } = await startFuzzLedger()); });
     afterAll(async () => { await ledger.close(); });
 

@@ -2,15 +2,15 @@ import fs from 'node:fs';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../../src/http/error-catalogue.js';
-import { startTestLedger, TEST_SECRET, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, TEST_SECRET, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem } from '../support/http-client.js';
 
 describe('authentication, rate limits and the edge', () => {
-  let ledger: TestLedger | undefined;
+  let ledger: TestTabula | undefined;
   afterEach(async () => { await ledger?.close(); ledger = undefined; });
 
   it('401 without a token, with WWW-Authenticate and no error attribute', async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     const call = await clientFor(ledger, '').get('/api/stats', null);
     expectProblem(call, 401, 'missing_token');
     expect(call.json.title).toBe('Unauthorized');
@@ -21,7 +21,7 @@ describe('authentication, rate limits and the edge', () => {
     ['garbage', 'not-a-jwt'],
     ['a Basic header', null],
   ])('401 invalid_token for %s', async (_name, token) => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     const client = clientFor(ledger, '');
     const call = token === null
       ? await client.get('/api/stats', null, { authorization: 'Basic YWxpY2U6cHc=' })
@@ -31,7 +31,7 @@ describe('authentication, rate limits and the edge', () => {
   });
 
   it('401 for expired, not-yet-valid, unsigned and wrongly signed tokens; 200 within the 30 s tolerance', async () => {
-    ledger = await startTestLedger({ JWT_AUDIENCE: 'tabula' });
+    ledger = await startTestTabula({ JWT_AUDIENCE: 'tabula' });
     const key = new TextEncoder().encode(TEST_SECRET);
     const now = Math.floor(Date.now() / 1000);
     const sign = (claims: Record<string, unknown>, secret = key) =>
@@ -51,7 +51,7 @@ describe('authentication, rate limits and the edge', () => {
   });
 
   it('API keys: 401 invalid_api_key without the right X-API-Key', async () => {
-    ledger = await startTestLedger({ API_KEYS: 'key-one-0123456789,key-two-0123456789' });
+    ledger = await startTestTabula({ API_KEYS: 'key-one-0123456789,key-two-0123456789' });
     const client = clientFor(ledger, await ledger.token('alice'));
     expectProblem(await client.get('/api/stats'), 401, 'invalid_api_key');
     expectProblem(await client.get('/api/stats', undefined, { 'x-api-key': 'key-three-0123456789' }), 401, 'invalid_api_key');
@@ -59,13 +59,13 @@ describe('authentication, rate limits and the edge', () => {
   });
 
   it('ignores X-API-Key when no keys are configured', async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     const client = clientFor(ledger, await ledger.token('alice'));
     expect((await client.get('/api/stats', undefined, { 'x-api-key': 'anything' })).status).toBe(200);
   });
 
   it('rate-limits per caller with 429, Retry-After and RateLimit headers', async () => {
-    ledger = await startTestLedger({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' });
+    ledger = await startTestTabula({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' });
     const alice = clientFor(ledger, await ledger.token('alice'));
     const bob = clientFor(ledger, await ledger.token('bob'));
     const first = await alice.get('/api/stats');
@@ -86,14 +86,14 @@ describe('authentication, rate limits and the edge', () => {
   });
 
   it('serves /healthz and /readyz without authentication', async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     const client = clientFor(ledger, '');
     expect((await client.get('/healthz', null)).json).toEqual({ status: 'ok' });
     expect((await client.get('/readyz', null)).json).toEqual({ status: 'ready' });
   });
 
   it('answers unknown routes with a problem', async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     expectProblem(await clientFor(ledger, await ledger.token('a')).get('/api/nothing'), 404, 'route_not_found');
     expectProblem(await clientFor(ledger, '').get('/nothing', null), 404, 'route_not_found');
   });

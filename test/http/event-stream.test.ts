@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testStoreKind } from '../support/test-database.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 
 type Message = { id: string; event: string; data: { id: string; sequence: number; type: string; occurred_at: number; schema_version: number; data: Record<string, unknown> } };
 
@@ -51,12 +51,12 @@ function collect(base: string, path: string, token: string, count: number, heade
 }
 
 describe(`the event stream (${testStoreKind()})`, () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let base: string;
   let admin: string;
 
   beforeEach(async () => {
-    ledger = await startTestLedger({ EVENTS_STREAMS_PER_CALLER_MAX: '3' });
+    ledger = await startTestTabula({ EVENTS_STREAMS_PER_CALLER_MAX: '3' });
     const address = await ledger.app.listen({ host: '127.0.0.1', port: 0 });
     base = address;
     admin = await ledger.token('issuer', { admin: true });

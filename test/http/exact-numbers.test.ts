@@ -1,15 +1,15 @@
 /** Numbers are never rounded: an amount a double cannot hold is kept exactly, any other such number refused. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isExactDouble, keepNumbersExact, mayHoldInexactNumber } from '../../src/http/json-body.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { expectProblem } from '../support/http-client.js';
 
 describe('exact numbers in request bodies', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let token: string;
 
   beforeEach(async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     token = await ledger.token('treasury', { admin: true });
   });
   afterEach(async () => { await ledger.close(); });

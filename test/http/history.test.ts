@@ -11,15 +11,15 @@ import { sha256 } from '../../src/domain/hashing.js';
 import { hexToBytes, toHashHex } from '../../src/domain/hex.js';
 import { verifyConsistencySteps } from '../../src/domain/history-tree.js';
 import { merkleRoot, rootFromInclusionProof } from '../../src/domain/merkle.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 describe('history tree and checkpoints', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let admin: Client;
 
   beforeEach(async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
   });
   afterEach(async () => { await ledger.close(); });

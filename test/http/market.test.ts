@@ -1,18 +1,18 @@
 /** The market over HTTP: the @ rule, a swap end to end, its record, the price, quotes, candles and their errors. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkBlock } from '../../src/domain/block.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
 
 describe('the market', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let admin: Client;
   let alice: Client;
 
   beforeEach(async () => {
-    ledger = await startTestLedger({ NATIVE_PRICE_USD: '2.5' });
+    ledger = await startTestTabula({ NATIVE_PRICE_USD: '2.5' });
     admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
     alice = clientFor(ledger, await ledger.token('alice'));
   });

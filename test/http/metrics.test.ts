@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor } from '../support/http-client.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789';
@@ -18,18 +18,18 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 describe('/metrics', () => {
-  let ledger: TestLedger | undefined;
+  let ledger: TestTabula | undefined;
   afterEach(async () => { await ledger?.close(); ledger = undefined; });
 
   it('is not served unless METRICS_TOKEN or METRICS_PORT is configured', async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     const call = await ledger.app.inject({ method: 'GET', url: '/metrics' });
     expect(call.statusCode).toBe(404);
     expect(call.json()).toMatchObject({ code: 'route_not_found' });
   });
 
   it('needs the metrics token as a bearer token', async () => {
-    ledger = await startTestLedger({ METRICS_TOKEN });
+    ledger = await startTestTabula({ METRICS_TOKEN });
     expect((await ledger.app.inject({ method: 'GET', url: '/metrics' })).json()).toMatchObject({ status: 401, code: 'missing_token' });
     const wrong = await ledger.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-token-9999999999' } });
     expect(wrong.json()).toMatchObject({ status: 401, code: 'invalid_token' });
@@ -42,7 +42,7 @@ describe('/metrics', () => {
   });
 
   it('counts requests, submissions, seals, queue depths and token-cache lookups', async () => {
-    ledger = await startTestLedger({ METRICS_TOKEN });
+    ledger = await startTestTabula({ METRICS_TOKEN });
     const admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
     const alice = clientFor(ledger, await ledger.token('alice'));
     await admin.post('/api/transactions/submit', { from: 'treasury', to: 'alice', amount: 5, token: 'TAB', type: 'mint' });
@@ -81,8 +81,8 @@ describe('/metrics', () => {
   });
 
   it('keeps two ledgers in one process apart (no global registry)', async () => {
-    ledger = await startTestLedger({ METRICS_TOKEN });
-    const other = await startTestLedger({ METRICS_TOKEN });
+    ledger = await startTestTabula({ METRICS_TOKEN });
+    const other = await startTestTabula({ METRICS_TOKEN });
     try {
       await clientFor(ledger, await ledger.token('alice')).get('/api/stats');
       const text = (await other.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body;
@@ -93,7 +93,7 @@ describe('/metrics', () => {
   });
 
   it('moves to a server of its own with METRICS_PORT, leaving the API port without it', async () => {
-    ledger = await startTestLedger({ METRICS_PORT: '9464', HOST: '127.0.0.1' });
+    ledger = await startTestTabula({ METRICS_PORT: '9464', HOST: '127.0.0.1' });
     expect((await ledger.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404);
     expect(ledger.metrics_app).not.toBeNull();
     const call = await ledger.metrics_app!.inject({ method: 'GET', url: '/metrics' });

@@ -4,17 +4,17 @@
  * check, and forwarding headers believed from anyone.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 
 describe('operator safety at the edge', () => {
-  let ledger: TestLedger | null = null;
+  let ledger: TestTabula | null = null;
   afterEach(async () => {
     await ledger?.close();
     ledger = null;
   });
 
   it('refuses /dev/token to a loopback caller whose request a proxy relayed', async () => {
-    ledger = await startTestLedger({ JWT_SECRET: '' });
+    ledger = await startTestTabula({ JWT_SECRET: '' });
     const mint = (headers: Record<string, string>) =>
       ledger!.app.inject({ method: 'POST', url: '/dev/token', payload: { sub: 'mallory', admin: true }, remoteAddress: '127.0.0.1', headers });
     expect((await mint({})).statusCode).toBe(200);
@@ -28,7 +28,7 @@ describe('operator safety at the edge', () => {
   });
 
   it('stops checking the tokens of an address that sent too many bad ones, but not those of other addresses', async () => {
-    ledger = await startTestLedger({ AUTH_FAILURES_MAX: '5', RATE_LIMIT_MAX: '100000' });
+    ledger = await startTestTabula({ AUTH_FAILURES_MAX: '5', RATE_LIMIT_MAX: '100000' });
     // Every token that is verified is looked up in the cache of verified tokens first: count the misses.
     const misses = async () => Number(/^tabula_token_cache_lookups_total\{result="miss"\} (\d+)$/m.exec((await ledger!.metrics.exposition()).body)?.[1]);
     const misses_before = await misses();
@@ -54,7 +54,7 @@ describe('operator safety at the edge', () => {
   });
 
   it('takes the client address from X-Forwarded-For only when the peer is a trusted proxy', async () => {
-    ledger = await startTestLedger({ AUTH_FAILURES_MAX: '1', TRUST_PROXY: '10.0.0.5' });
+    ledger = await startTestTabula({ AUTH_FAILURES_MAX: '1', TRUST_PROXY: '10.0.0.5' });
     const get = (remoteAddress: string, forwarded_for: string) => ledger!.app.inject({
       method: 'GET', url: '/api/stats', headers: { authorization: 'Bearer not-a-token', 'x-forwarded-for': forwarded_for }, remoteAddress,
     });

@@ -5,7 +5,7 @@
  */
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { expectProblem, type Call } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
@@ -13,14 +13,14 @@ const BATCH = '/api/transactions/batch';
 const mint = (to: string) => ({ from: 'treasury', to, amount: 1, token: 'TAB', type: 'mint' });
 
 describe('PENDING_MAX', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let log_lines: Array<Record<string, unknown>>;
   let admin: { post(url: string, payload: unknown, headers?: Record<string, string>): Promise<Call> };
 
   beforeEach(async () => {
     log_lines = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => { log_lines.push(JSON.parse(line) as Record<string, unknown>); } });
-    ledger = await startTestLedger({ PENDING_MAX: '3', BLOCK_INTERVAL_MS: '2000', METRICS_TOKEN: 'metrics-token-that-is-long-enough-32' }, { logger });
+    ledger = await startTestTabula({ PENDING_MAX: '3', BLOCK_INTERVAL_MS: '2000', METRICS_TOKEN: 'metrics-token-that-is-long-enough-32' }, { logger });
     const token = await ledger.token('treasury', { admin: true });
     // Not client.ts's client: that one fails any 5xx, and these answers are 503 by design.
     admin = {

@@ -1,16 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
 const IMMUTABLE = 'private, max-age=31536000, immutable';
 
 describe('sealed transactions and blocks: cached answers, ETag, 304', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let admin: Client;
 
   beforeEach(async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
   });
   afterEach(async () => { await ledger.close(); });
@@ -112,7 +112,7 @@ describe('sealed transactions and blocks: cached answers, ETag, 304', () => {
 describe('the rate limit on cached answers', () => {
   it('counts every cached answer: past the limit, 429 like any other request', async () => {
     // Six requests a day: the bucket does not refill during the test, whatever the machine's speed.
-    const ledger = await startTestLedger({ RATE_LIMIT_MAX: '6', RATE_LIMIT_WINDOW_MS: '86400000' });
+    const ledger = await startTestTabula({ RATE_LIMIT_MAX: '6', RATE_LIMIT_WINDOW_MS: '86400000' });
     try {
       const admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
       const reader = clientFor(ledger, await ledger.token('reader'));
@@ -132,7 +132,7 @@ describe('the rate limit on cached answers', () => {
 
 describe('READ_CACHE_MAX_BYTES=0', () => {
   it('keeps nothing, and still answers with ETag, immutable and 304', async () => {
-    const ledger = await startTestLedger({ READ_CACHE_MAX_BYTES: '0' });
+    const ledger = await startTestTabula({ READ_CACHE_MAX_BYTES: '0' });
     try {
       const admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
       const hash = (await admin.post(SUBMIT, { from: 'treasury', to: 'heidi', amount: 1, token: 'TAB', type: 'mint' })).json.tx_hash as string;

@@ -5,7 +5,7 @@ import { ZERO_HASH } from '../../src/domain/hex.js';
 import { buildBlock, checkBlock } from '../../src/domain/block.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Clock } from '../../src/service/clock.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
@@ -16,13 +16,13 @@ class ManualClock implements Clock {
 }
 
 describe('blocks, balances and stats', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let clock: ManualClock;
   let admin: Client;
 
   beforeEach(async () => {
     clock = new ManualClock(Date.UTC(2026, 0, 1));
-    ledger = await startTestLedger({ NATIVE_PRICE_USD: '2.5' }, { clock });
+    ledger = await startTestTabula({ NATIVE_PRICE_USD: '2.5' }, { clock });
     admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
   });
   afterEach(async () => { await ledger.close(); });

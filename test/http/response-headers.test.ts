@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownOriginOnly } from '../../src/http/openapi.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 
 describe('headers that keep browsers from misreading our answers', () => {
-  let ledger: TestLedger;
-  beforeAll(async () => { ledger = await startTestLedger(); });
+  let ledger: TestTabula;
+  beforeAll(async () => { ledger = await startTestTabula(); });
   afterAll(async () => { await ledger.close(); });
 
   it('sends X-Content-Type-Options: nosniff on API answers, errors, health and the docs', async () => {

@@ -3,19 +3,19 @@ import { transactionHash } from '../../src/domain/hashing.js';
 import { rootFromInclusionProof } from '../../src/domain/merkle.js';
 import { sha256 } from '../../src/domain/hashing.js';
 import { hexToBytes, toHashHex } from '../../src/domain/hex.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const SUBMIT = '/api/transactions/submit';
 
 describe('transactions', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let admin: Client;
   let alice: Client;
   let alice_token: string;
 
   beforeEach(async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
     alice_token = await ledger.token('alice');
     alice = clientFor(ledger, alice_token);

@@ -1,6 +1,6 @@
 /** One spelling per account, at the HTTP edge: NFD and invisible format characters refused everywhere an id is read. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
 const NFC = 'Zo\u00e9';
@@ -8,11 +8,11 @@ const NFD = 'Zoe\u0301';
 const RLO = 'alice\u202Egpj.exe';
 
 describe('user ids at the HTTP edge', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let admin: Client;
 
   beforeEach(async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     admin = clientFor(ledger, await ledger.token('treasury', { admin: true }));
   });
   afterEach(async () => { await ledger.close(); });

@@ -4,20 +4,20 @@
  * loopback receiver that checks every signature — delivery, the attempts list, retry and replay.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { testStoreKind } from '../support/test-database.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 type Endpoint = Record<string, unknown> & { id: string; secret?: string; status: string; last_sequence: number };
 
 describe(`webhook endpoints (${testStoreKind()})`, () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let admin: string;
   let user: string;
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    ledger = await startTestLedger({ WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_TIMEOUT_MS: '2000' });
+    ledger = await startTestTabula({ WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_TIMEOUT_MS: '2000' });
     admin = await ledger.token('treasury', { admin: true });
     user = await ledger.token('alice');
     receiver = await WebhookReceiver.start();
@@ -302,12 +302,12 @@ describe(`webhook endpoints (${testStoreKind()})`, () => {
 });
 
 describe(`a webhook endpoint failing for the whole retry period (${testStoreKind()})`, () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let admin: string;
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    ledger = await startTestLedger({ WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_RETRY_PERIOD_S: '1', WEBHOOK_TIMEOUT_MS: '1000' });
+    ledger = await startTestTabula({ WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_RETRY_PERIOD_S: '1', WEBHOOK_TIMEOUT_MS: '1000' });
     admin = await ledger.token('treasury', { admin: true });
     receiver = await WebhookReceiver.start();
   });

@@ -8,7 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../src/http/error-catalogue.js';
 import { CONNECTION_ERROR_CODES } from '../../src/http/openapi.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 
 type Media = { schema?: object; example?: unknown; examples?: Record<string, { value: unknown }> };
 type Operation = {
@@ -22,11 +22,11 @@ type Operation = {
 type Document = { openapi: string; info: { description: string }; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, { type: string; scheme?: string; name?: string; in?: string }> } };
 
 describe('OpenAPI document', () => {
-  let ledger: TestLedger;
+  let ledger: TestTabula;
   let document: Document;
 
   beforeAll(async () => {
-    ledger = await startTestLedger();
+    ledger = await startTestTabula();
     const response = await ledger.app.inject({ url: '/openapi.json' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
@@ -165,8 +165,8 @@ describe('OpenAPI document', () => {
 });
 
 describe('API reference page', () => {
-  let ledger: TestLedger;
-  beforeAll(async () => { ledger = await startTestLedger(); });
+  let ledger: TestTabula;
+  beforeAll(async () => { ledger = await startTestTabula(); });
   afterAll(async () => { await ledger.close(); });
 
   it('serves the browsable reference at /docs without a token, every asset from this server', async () => {

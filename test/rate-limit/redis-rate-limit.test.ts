@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit.js';
 import { FailOpenRateLimitStore, RedisRateLimitStore } from '../../src/http/redis-rate-limit.js';
 import { clientFor, expectProblem } from '../support/http-client.js';
-import { startTestLedger, type TestLedger } from '../support/in-process-ledger.js';
+import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const WINDOW_MS = 60_000;
@@ -101,9 +101,9 @@ describe('Redis rate-limit store', () => {
   });
 
   it('shares one limit among instances', async () => {
-    const ledgers: TestLedger[] = [];
+    const ledgers: TestTabula[] = [];
     for (let index = 0; index < 2; index += 1) {
-      const ledger = await startTestLedger({ REDIS_URL, RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) });
+      const ledger = await startTestTabula({ REDIS_URL, RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) });
       closers.push(() => ledger.close());
       ledgers.push(ledger);
     }
@@ -120,7 +120,7 @@ describe('Redis rate-limit store', () => {
 
   it('without Redis (nothing listens at REDIS_URL), counts in memory: every request answered, never a 5xx', async () => {
     const closed_url = `redis://127.0.0.1:${await freePort()}`;
-    const ledger = await startTestLedger({ REDIS_URL: closed_url, RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) });
+    const ledger = await startTestTabula({ REDIS_URL: closed_url, RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) });
     closers.push(() => ledger.close());
     const client = clientFor(ledger, await ledger.token('erin'));
     const answers = [];

@@ -1,6 +1,6 @@
 /** `app.inject()` with a bearer token, asserting that no request ever gets a 5xx. */
 import { expect } from 'vitest';
-import type { TestLedger } from './in-process-ledger.js';
+import type { TestTabula } from './in-process-tabula.js';
 
 export type Call = { status: number; headers: Record<string, string | string[] | number | undefined>; body: string; json: any };
 
@@ -9,7 +9,7 @@ export type Client = {
   post(url: string, payload: unknown, token?: string | null, headers?: Record<string, string>): Promise<Call>;
 };
 
-export function clientFor(ledger: TestLedger, default_token: string): Client {
+export function clientFor(ledger: TestTabula, default_token: string): Client {
   const send = async (method: 'GET' | 'POST', url: string, payload: unknown, token: string | null | undefined, headers: Record<string, string> = {}) => {
     const bearer = token === undefined ? default_token : token;
     const response = await ledger.app.inject({

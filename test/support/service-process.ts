@@ -18,7 +18,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { signTestToken } from './in-process-ledger.js';
+import { signTestToken } from './in-process-tabula.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 const MAIN_SCRIPT = path.join(ROOT, 'dist', 'main.js');

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { EventConsumer, checkEventOrder } from '../../support/event-consumer.js';
-import { signTestToken, TEST_SECRET } from '../../support/in-process-ledger.js';
+import { signTestToken, TEST_SECRET } from '../../support/in-process-tabula.js';
 import {
   createStream, deleteStream, restoreNatsServer, stopNatsServer, StreamConsumer, streamMessageCount, TEST_NATS_URL, uniqueNatsNames, type StreamedEvent,
 } from '../../support/jetstream.js';

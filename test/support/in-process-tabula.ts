@@ -1,7 +1,8 @@
 /**
- * An in-process ledger on a fresh database of the project's store kind (a temporary SQLite file, or
- * a PostgreSQL schema of its own: see test-database.ts), with a development HS256 secret, for tests
- * that drive the HTTP API through `app.inject()`. Nothing is shared between instances.
+ * An in-process Tabula (the composition root's `startTabula`) on a fresh database of the project's
+ * store kind (a temporary SQLite file, or a PostgreSQL schema of its own: see test-database.ts), with a
+ * development HS256 secret, for tests that drive the HTTP API through `app.inject()`. Nothing is
+ * shared between instances.
  */
 import { SignJWT } from 'jose';
 import pino, { type Logger } from 'pino';
@@ -14,7 +15,7 @@ import { createTestDatabase, type StoreKind } from './test-database.js';
 
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-bytes-long!!';
 
-export type TestLedger = Tabula & {
+export type TestTabula = Tabula & {
   config: Config;
   dir: string;
   /** A token for `sub`, signed with the test secret. */
@@ -23,10 +24,10 @@ export type TestLedger = Tabula & {
 };
 
 /** `env` overrides the test defaults (an empty value unsets one, e.g. `JWT_SECRET: ''` for the development secret). */
-export async function startTestLedger(
+export async function startTestTabula(
   env: Record<string, string> = {},
   options: { clock?: Clock; store?: StoreKind; explorer_root?: string; event_stream_limits?: Partial<EventStreamLimits>; logger?: Logger } = {},
-): Promise<TestLedger> {
+): Promise<TestTabula> {
   const database = await createTestDatabase(options.store);
   const dir = database.dir;
   const config = loadConfig({
