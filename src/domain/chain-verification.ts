@@ -25,6 +25,7 @@ export type BlockHeaderRecord = {
 
 export type BlockRecord = BlockHeaderRecord & { transactions: readonly string[] };
 
+/** A transaction's RFC 6962 inclusion proof in its block: what the server answers and the verifier checks. */
 export type InclusionProofRecord = {
   tx_hash: string;
   block_number: number;
@@ -32,7 +33,7 @@ export type InclusionProofRecord = {
   transactions_root: string;
   leaf_index: number;
   tree_size: number;
-  audit_path: readonly string[];
+  audit_path: string[];
 };
 
 /** Why a check failed; stable, part of the SDK's VerificationError. */

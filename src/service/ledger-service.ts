@@ -3,6 +3,7 @@
  * types and throws typed errors; the HTTP layer turns both into JSON and status codes.
  */
 import type { Block, BlockHeader } from '../domain/block.js';
+import type { InclusionProofRecord } from '../domain/chain-verification.js';
 import { canonicalJson } from '../domain/canonical-json.js';
 import { assert, BudgetExceededError, ConflictError, LedgerError, ForbiddenError, InvalidRequestError, NotFoundError, StorageUnavailableError } from '../domain/errors.js';
 import { pendingTransaction, sha256, transactionsAuditPath } from '../domain/hashing.js';
@@ -38,16 +39,6 @@ export type BatchItemOutcome = { ok: true; result: SubmitResult } | { ok: false;
 export type Balances = { user_id: string; native_units: bigint; usdg_units: bigint; total_usd_micros: bigint };
 
 export type BlockPage = { blocks: BlockHeader[]; total: number; limit: number; offset: number };
-
-export type InclusionProof = {
-  tx_hash: string;
-  block_number: number;
-  block_hash: string;
-  transactions_root: string;
-  leaf_index: number;
-  tree_size: number;
-  audit_path: string[];
-};
 
 
 /**
@@ -248,7 +239,7 @@ export class LedgerService {
     return transaction;
   }
 
-  async proof(tx_hash: string): Promise<InclusionProof> {
+  async proof(tx_hash: string): Promise<InclusionProofRecord> {
     const transaction = await this.transaction(tx_hash);
     if (transaction.block_number === null || transaction.position === null || transaction.block_hash === null) {
       throw new NotFoundError('transaction_not_sealed', `transaction ${tx_hash} is pending; its proof exists once it is in a block`);

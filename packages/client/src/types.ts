@@ -1,5 +1,6 @@
 /** The records of the Tabula API (docs/api.md), as the SDK returns them. Timestamps are Unix seconds. */
 import type { JsonValue } from '../../../src/domain/canonical-json.js';
+import type { InclusionProofRecord } from '../../../src/domain/chain-verification.js';
 import type { Problem, SignedCheckpoint } from './errors.js';
 
 export type { JsonValue };
@@ -113,14 +114,8 @@ export type AccountTransactionsPage = {
   next_cursor: string | null;
 };
 
-export type InclusionProof = {
-  tx_hash: string;
-  block_number: number;
-  block_hash: string;
-  transactions_root: string;
-  leaf_index: number;
-  tree_size: number;
-  audit_path: string[];
+/** `GET /api/transactions/{hash}/proof`: the domain's proof record (what the verifier checks), with the block's place in the history tree. */
+export type InclusionProof = InclusionProofRecord & {
   /** The block's inclusion in the history tree of `size` blocks (servers with the history tree). */
   history?: { size: number; history_root: string; leaf_index: number; audit_path: string[] };
 };
