@@ -151,6 +151,11 @@ export class BudgetPass {
 /** The debits of one account in one token, summed (base units). */
 export type DebitSum = { user_id: string; token: string; units: bigint };
 
+/** What sealing takes off the pending totals: `sums` with their sign turned (sealed debits stop being pending). */
+export function settlementOf(sums: readonly DebitSum[]): DebitSum[] {
+  return sums.map((sum) => ({ ...sum, units: -sum.units }));
+}
+
 /** Per (account, token), the sum of the debits among `items`: what a block settles, or what an append adds to what is pending. */
 export function debitsByAccount(items: ReadonlyArray<{ from: string; token: string; type: TransactionType; amount_units: bigint }>): DebitSum[] {
   const sums = new AccountTokenMap<DebitSum>();

@@ -39,7 +39,7 @@ export type BalanceChange = { user_id: string; token: string; units: bigint };
 
 export type TransactionOutcome = {
   tx_hash: string;
-  /** The store's row number from `pendingPostings`, when known: the store then seals the row by it (and still checks the hash). */
+  /** The store's row number from `pendingPostings`, when known: the store then seals the row by it, checking the hash (SQLite: of each run of consecutive rows, at its two ends). */
   seq?: number;
   position: number;
   status: 'confirmed' | 'failed';

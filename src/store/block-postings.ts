@@ -5,7 +5,7 @@
  * store reads the block's rows back for that.
  */
 import { assert } from '../domain/errors.js';
-import { debitsByAccount, type DebitSum } from '../failure-budget/failure-budget-policy.js';
+import { debitsByAccount, settlementOf, type DebitSum } from '../failure-budget/failure-budget-policy.js';
 import type { BlockCommit, PendingPosting } from '../service/ledger-store.js';
 
 /** The postings a commit passes on are its outcomes' transactions, in position order. */
@@ -22,5 +22,5 @@ export function assertPostingsMatch(commit: BlockCommit): void {
 /** What the block settles per (sender, token), negated (its debits stop being pending); null: the commit passed no postings. */
 export function settledByPostings(commit: BlockCommit): DebitSum[] | null {
   if (commit.postings === undefined) return null;
-  return debitsByAccount(commit.postings).map((sum) => ({ ...sum, units: -sum.units }));
+  return settlementOf(debitsByAccount(commit.postings));
 }

@@ -24,7 +24,7 @@
 import type pg from 'pg';
 import { assert } from '../../domain/errors.js';
 import {
-  BudgetPass, balanceTotalsKey, budgetKey, budgetWindowStart, DEBIT_TYPES_SQL, debitsByAccount, isDebit, type DebitSum,
+  BudgetPass, balanceTotalsKey, budgetKey, budgetWindowStart, DEBIT_TYPES_SQL, debitsByAccount, isDebit, settlementOf, type DebitSum,
 } from '../../failure-budget/failure-budget-policy.js';
 import type { SequencedPendingDebits } from '../../failure-budget/pending-debits.js';
 import type { PendingAppend } from '../../service/ledger-store.js';
@@ -107,7 +107,7 @@ export function keepFloors(figure: SequencedPendingDebits, coverage: Coverage, b
 
 /** What block `number` settles, read inside its write transaction: its debits, negated (they stop being pending). */
 export async function blockSettlement(run: Run, number: number): Promise<DebitSum[]> {
-  return (await readSums(run, 'blockDebits', [number])).map((sum) => ({ ...sum, units: -sum.units }));
+  return settlementOf(await readSums(run, 'blockDebits', [number]));
 }
 
 /**
@@ -147,7 +147,7 @@ async function pendingAtHead(
     if (from === head) return start.units;
     // Appended first, then sealed, so that no account's figure dips below zero on the way.
     const appended = await readSums(run, 'appendedBetween', [from, head]);
-    const sealed = (await readSums(run, 'sealedBetween', [from, head])).map((sum) => ({ ...sum, units: -sum.units }));
+    const sealed = settlementOf(await readSums(run, 'sealedBetween', [from, head]));
     const changes = [...appended, ...sealed];
     figure.committed({ before: from, after: head, changes });
     const pending = new Map(start.units);

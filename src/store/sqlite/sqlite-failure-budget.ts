@@ -14,7 +14,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { TransactionType } from '../../domain/transaction.js';
-import { BudgetPass, DEBIT_TYPES_SQL, debitsByAccount, type BudgetSources, type DebitSum } from '../../failure-budget/failure-budget-policy.js';
+import { BudgetPass, DEBIT_TYPES_SQL, debitsByAccount, settlementOf, type BudgetSources, type DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PendingDebits } from '../../failure-budget/pending-debits.js';
 import type { AppendResult, PendingAppend } from '../../service/ledger-store.js';
 
@@ -105,7 +105,7 @@ export class SqliteFailureBudget {
    * Call the returned function once the block has committed, to take them off the pending totals.
    */
   settleBlock(number: number, settled: readonly DebitSum[] | null): () => void {
-    const changes = settled ?? debitsByAccount(this.statements.blockDebits.all(number) as DebitRow[]).map((sum) => ({ ...sum, units: -sum.units }));
+    const changes = settled ?? settlementOf(debitsByAccount(this.statements.blockDebits.all(number) as DebitRow[]));
     return () => this.pending.addAll(changes);
   }
 
