@@ -2,11 +2,11 @@
  * The postings a block commit passes on (`BlockCommit.postings`: the block's transactions as the
  * producer read them with `pendingPostings`), shared by both stores: checked against the commit's
  * outcomes, and summed into the debits the block takes off the senders' pending totals, so that no
- * store reads the block's rows back for that.
+ * store reads the block's rows back for that; and the runs of outcomes both stores seal by range.
  */
 import { assert } from '../domain/errors.js';
 import { debitsByAccount, settlementOf, type DebitSum } from '../failure-budget/failure-budget-policy.js';
-import type { BlockCommit, PendingPosting } from '../service/ledger-store.js';
+import type { BlockCommit, PendingPosting, TransactionOutcome } from '../service/ledger-store.js';
 
 /** The postings a commit passes on are its outcomes' transactions, in position order. */
 export function assertPostingsMatch(commit: BlockCommit): void {
@@ -23,4 +23,19 @@ export function assertPostingsMatch(commit: BlockCommit): void {
 export function settledByPostings(commit: BlockCommit): DebitSum[] | null {
   if (commit.postings === undefined) return null;
   return settlementOf(debitsByAccount(commit.postings));
+}
+
+/** How many outcomes from `start` are confirmed, without a payout, on consecutive row numbers and positions (0 when the first is not). */
+export function confirmedRunLength(outcomes: readonly TransactionOutcome[], start: number): number {
+  let length = 0;
+  for (let index = start; index < outcomes.length; index += 1) {
+    const outcome = outcomes[index] as TransactionOutcome;
+    if (outcome.status !== 'confirmed' || outcome.amount_out_units != null || outcome.seq === undefined) break;
+    if (length > 0) {
+      const previous = outcomes[index - 1] as TransactionOutcome;
+      if (outcome.seq !== (previous.seq as number) + 1 || outcome.position !== previous.position + 1) break;
+    }
+    length += 1;
+  }
+  return length;
 }

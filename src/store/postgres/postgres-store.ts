@@ -25,6 +25,7 @@ import type {
   StatsSnapshot,
   StoredBlockHeader,
   StoredEvent,
+  TransactionOutcome,
 } from '../../service/ledger-store.js';
 import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
@@ -35,7 +36,7 @@ import {
   blockSettlement, coverageOf, coverageParameters, debitSums, FAILURE_BUDGET_SQL, judgeLocked, keepFloors, type FailureBudgetStatement,
 } from './postgres-failure-budget.js';
 import { SequencedPendingDebits, type PendingDelta } from '../../failure-budget/pending-debits.js';
-import { assertPostingsMatch, settledByPostings } from '../block-postings.js';
+import { assertPostingsMatch, confirmedRunLength, settledByPostings } from '../block-postings.js';
 import type { DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { assert } from '../../domain/errors.js';
@@ -202,15 +203,23 @@ export const SQL = {
   sealTransactions: `UPDATE transactions t SET status = s.status, block_number = $1, position = s.position, error = s.error, amount_out = s.amount_out
        FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[]) AS s(tx_hash, status, position, error, amount_out)
        WHERE t.tx_hash = s.tx_hash AND t.status = 'pending'`,
-  // The same by row number (the primary key) when the sealer read it; the hash is still checked. Most
-  // outcomes are "confirmed" with no payout, so the errors and the payouts travel only when the block has
-  // any: then one per transaction (null for the others), else as empty arrays, which unnest pads with
-  // nulls. One unnest, no join: a join on position between unnests (no statistics) was planned as a
-  // nested loop, quadratic in the block — 10,000 swaps took seconds to seal.
+  // The same by row number (the primary key) when the sealer read it; the hash is still checked. One
+  // unnest, no join: a join on position between unnests (no statistics) was planned as a nested loop,
+  // quadratic in the block — 10,000 swaps took seconds to seal.
   sealTransactionsBySeq: `UPDATE transactions t SET status = CASE WHEN s.error IS NULL THEN 'confirmed' ELSE 'failed' END,
-         block_number = $1, position = s.position - 1, error = s.error, amount_out = s.amount_out
-       FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS s(seq, tx_hash, error, amount_out, position)
+         block_number = $1, position = s.position, error = s.error, amount_out = s.amount_out
+       FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::bigint[]) AS s(seq, tx_hash, position, error, amount_out)
        WHERE t.seq = s.seq AND t.tx_hash = s.tx_hash AND t.status = 'pending'`,
+  // Runs of confirmed outcomes on consecutive row numbers (most of a block) by their ranges, positions
+  // from the row numbers, as in the SQLite store: no hash or position per row to send and match. Each
+  // run's first and last rows must hold the hashes named, checked in the same statement (no row
+  // changes otherwise); rows are never deleted and never change hash (the schema's triggers), so the
+  // rows between are the ones the sealer read.
+  confirmRuns: `WITH ends AS (
+         SELECT count(*) AS found FROM transactions e JOIN unnest($5::bigint[], $6::text[]) AS x(seq, tx_hash) ON e.seq = x.seq AND e.tx_hash = x.tx_hash)
+       UPDATE transactions t SET status = 'confirmed', block_number = $1, position = t.seq - r.seq_offset
+       FROM unnest($2::bigint[], $3::bigint[], $4::bigint[]) AS r(first_seq, last_seq, seq_offset)
+       WHERE t.seq BETWEEN r.first_seq AND r.last_seq AND t.status = 'pending' AND (SELECT found FROM ends) = cardinality($5::bigint[])`,
   // ORDER BY names t.seq, not the text alias of the same name.
   pendingPostings: `SELECT t.seq::text AS seq, t.tx_hash, t.from_id, t.to_id, t.amount::text AS amount, t.token, t.type, t.timestamp::text AS timestamp,
          t.min_receive::text AS min_receive FROM transactions t WHERE t.status = 'pending' ORDER BY t.seq LIMIT $1`,
@@ -630,7 +639,7 @@ export class PostgresStore implements LedgerStore {
  * sealer learns sooner from its lease that it must stop (see postgres-sealer-lease.ts).
  */
 const SEALER_STATEMENTS: ReadonlySet<StatementName> = new Set<StatementName>([
-  'pendingTransactions', 'pendingPostings', 'sealTransactionsBySeq', 'balancesOf', 'knownUsers', 'insertBlock', 'sealTransactions', 'putBalances', 'insertAccounts', 'touchAccounts', 'insertBlockEvents',
+  'pendingTransactions', 'pendingPostings', 'sealTransactionsBySeq', 'confirmRuns', 'balancesOf', 'knownUsers', 'insertBlock', 'sealTransactions', 'putBalances', 'insertAccounts', 'touchAccounts', 'insertBlockEvents',
   'historyNodes', 'insertHistoryNodes', 'putCandles',
   'insertBalanceRoot', 'allBalances', 'balancesTouchedSince',
 ]);
@@ -818,31 +827,48 @@ function insertParameters(items: readonly PendingAppend[], event_channel: string
 }
 
 /**
- * One UPDATE for every outcome of the block: by row number when the sealer passed every one on (and
- * the outcomes come in position order, as the producer makes them), by hash otherwise.
+ * Writes every outcome of the block onto its pending row; returns how many rows it sealed. By row
+ * number when the sealer passed every one on (and the outcomes come in position order, as the producer
+ * makes them): the runs of confirmed outcomes by their ranges (SQL.confirmRuns), the rest (failed,
+ * swaps, lone outcomes) one per row; by hash otherwise.
  */
-function sealStatement(commit: BlockCommit): [StatementName, unknown[]] {
+async function sealOutcomes(client: pg.PoolClient, commit: BlockCommit): Promise<number> {
   const { outcomes, header } = commit;
   const by_seq = outcomes.every((outcome, index) => outcome.seq !== undefined && outcome.position === index);
   if (!by_seq) {
-    return ['sealTransactions', [
+    return (await run(client, 'sealTransactions', [
       header.number, outcomes.map((outcome) => outcome.tx_hash), outcomes.map((outcome) => outcome.status),
       outcomes.map((outcome) => outcome.position), outcomes.map((outcome) => outcome.error),
       outcomes.map((outcome) => outcome.amount_out_units?.toString() ?? null),
-    ]];
+    ])).rowCount ?? 0;
   }
-  const any_failed = outcomes.some((outcome) => outcome.status === 'failed');
-  // Only confirmed swaps have a payout.
-  const any_paid = outcomes.some((outcome) => outcome.amount_out_units != null);
-  for (const outcome of outcomes) {
-    assert(outcome.status === 'confirmed' || outcome.error !== null, 'a failed outcome has an error');
-    assert(outcome.status === 'failed' || outcome.error === null, 'a confirmed outcome has no error');
+  const runs: { first: TransactionOutcome; last: TransactionOutcome }[] = [];
+  const singles: TransactionOutcome[] = [];
+  for (let index = 0; index < outcomes.length;) {
+    const length = confirmedRunLength(outcomes, index);
+    if (length > 1) runs.push({ first: outcomes[index] as TransactionOutcome, last: outcomes[index + length - 1] as TransactionOutcome });
+    else singles.push(outcomes[index] as TransactionOutcome);
+    index += Math.max(length, 1);
   }
-  return ['sealTransactionsBySeq', [
-    header.number, outcomes.map((outcome) => outcome.seq), outcomes.map((outcome) => outcome.tx_hash),
-    any_failed ? outcomes.map((outcome) => outcome.error) : [],
-    any_paid ? outcomes.map((outcome) => outcome.amount_out_units?.toString() ?? null) : [],
-  ]];
+  let sealed = 0;
+  if (runs.length > 0) {
+    const ends = runs.flatMap((range) => [range.first, range.last]);
+    sealed += (await run(client, 'confirmRuns', [
+      header.number, runs.map((range) => range.first.seq), runs.map((range) => range.last.seq),
+      runs.map((range) => (range.first.seq as number) - range.first.position),
+      ends.map((outcome) => outcome.seq), ends.map((outcome) => outcome.tx_hash),
+    ])).rowCount ?? 0;
+  }
+  if (singles.length > 0) {
+    for (const outcome of singles) {
+      assert((outcome.status === 'failed') === (outcome.error !== null), 'a failed outcome, and only a failed one, has an error');
+    }
+    sealed += (await run(client, 'sealTransactionsBySeq', [
+      header.number, singles.map((outcome) => outcome.seq), singles.map((outcome) => outcome.tx_hash), singles.map((outcome) => outcome.position),
+      singles.map((outcome) => outcome.error), singles.map((outcome) => outcome.amount_out_units?.toString() ?? null),
+    ])).rowCount ?? 0;
+  }
+  return sealed;
 }
 
 /** Takes `count` event sequences (after the returned one) for this transaction; see SQL.advanceEventCounter. */
@@ -871,8 +897,8 @@ async function writeBlock(client: pg.PoolClient, commit: BlockCommit, event_chan
   if (commit.outcomes.length > 0) {
     // Fewer rows sealed than outcomes is a bug, not a race: the block's row went in first, with the
     // newest block as its parent, so no other sealer got there (as in the SQLite store).
-    const sealed = await run(client, ...sealStatement(commit));
-    assert(sealed.rowCount === commit.outcomes.length, `block ${header.number} seals ${commit.outcomes.length} pending transactions (${sealed.rowCount ?? 0} found)`);
+    const sealed = await sealOutcomes(client, commit);
+    assert(sealed === commit.outcomes.length, `block ${header.number} seals ${commit.outcomes.length} pending transactions (${sealed} found)`);
   }
   if (commit.balances.length > 0) {
     await run(client, 'putBalances', [

@@ -32,7 +32,7 @@ import type {
   StoredEvent,
   TransactionOutcome,
 } from '../../service/ledger-store.js';
-import { assertPostingsMatch, settledByPostings } from '../block-postings.js';
+import { assertPostingsMatch, confirmedRunLength, settledByPostings } from '../block-postings.js';
 import { collectEvents, type EventRows } from '../event-rows.js';
 import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
@@ -728,19 +728,4 @@ function candleRow(candle: Candle): [string, number, string, string, string, str
     candle.interval, candle.start, candle.open_units.toString(), candle.high_units.toString(), candle.low_units.toString(),
     candle.close_units.toString(), candle.volume_usd_micros.toString(),
   ];
-}
-
-/** How many outcomes from `start` are confirmed, without a payout, on consecutive row numbers and positions (0 when the first is not). */
-function confirmedRunLength(outcomes: readonly TransactionOutcome[], start: number): number {
-  let length = 0;
-  for (let index = start; index < outcomes.length; index += 1) {
-    const outcome = outcomes[index] as TransactionOutcome;
-    if (outcome.status !== 'confirmed' || outcome.amount_out_units != null || outcome.seq === undefined) break;
-    if (length > 0) {
-      const previous = outcomes[index - 1] as TransactionOutcome;
-      if (outcome.seq !== (previous.seq as number) + 1 || outcome.position !== previous.position + 1) break;
-    }
-    length += 1;
-  }
-  return length;
 }
