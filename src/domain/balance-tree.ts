@@ -154,9 +154,14 @@ class NodeArena {
     this.live -= 1;
   }
 
+  /**
+   * By half, not double: a slot is 88 bytes of arrays, outside V8's heap but in the process's memory; a
+   * doubling leaves up to half of them unused, by half at most a third, and a growth briefly holds the
+   * old arrays and the new together. What all growths copy stays under twice the final size.
+   */
   private grow(): void {
-    const slots = this.capacity() * 2;
-    if (slots > SLOTS_MAX) throw new RangeError(`the balance tree would need more than ${SLOTS_MAX} nodes`);
+    if (this.capacity() >= SLOTS_MAX) throw new RangeError(`the balance tree would need more than ${SLOTS_MAX} nodes`);
+    const slots = Math.min(SLOTS_MAX, this.capacity() + Math.max(this.capacity() >> 1, INITIAL_SLOTS));
     this.hashes = grown(this.hashes, slots * HASH_BYTES);
     this.keys = grown(this.keys, slots * HASH_BYTES);
     this.units = grown(this.units, slots);
