@@ -155,13 +155,25 @@ class NodeArena {
   }
 
   /**
+   * Room for `slots` nodes in one growth (a hint: past SLOTS_MAX, `grow` refuses): a build (a start reads every balance into an empty tree)
+   * would otherwise grow step by step, each step copying the arrays while the old ones wait for V8 to
+   * collect them (a start with 1M balances peaked at 1 GiB of RSS).
+   */
+  reserve(slots: number): void {
+    if (slots > this.capacity()) this.resize(Math.min(SLOTS_MAX, slots));
+  }
+
+  /**
    * By half, not double: a slot is 88 bytes of arrays, outside V8's heap but in the process's memory; a
    * doubling leaves up to half of them unused, by half at most a third, and a growth briefly holds the
    * old arrays and the new together. What all growths copy stays under twice the final size.
    */
   private grow(): void {
     if (this.capacity() >= SLOTS_MAX) throw new RangeError(`the balance tree would need more than ${SLOTS_MAX} nodes`);
-    const slots = Math.min(SLOTS_MAX, this.capacity() + Math.max(this.capacity() >> 1, INITIAL_SLOTS));
+    this.resize(Math.min(SLOTS_MAX, this.capacity() + Math.max(this.capacity() >> 1, INITIAL_SLOTS)));
+  }
+
+  private resize(slots: number): void {
     this.hashes = grown(this.hashes, slots * HASH_BYTES);
     this.keys = grown(this.keys, slots * HASH_BYTES);
     this.units = grown(this.units, slots);
@@ -170,6 +182,15 @@ class NodeArena {
     this.refs = grown(this.refs, slots);
     this.free_slots = grown(this.free_slots, slots);
   }
+}
+
+/**
+ * Nodes in a tree of `entries` random keys: the leaves and about entries / ln 2 branches (a binary trie
+ * without path compression), 2.44 a balance as measured (bench/balance-tree.ts); a little more, so that
+ * a build grows once.
+ */
+function buildNodesEstimate(entries: number): number {
+  return Math.ceil(entries * 2.5) + INITIAL_SLOTS;
 }
 
 function grown<Array extends Uint8Array | Int32Array | Uint32Array | BigUint64Array>(array: Array, length: number): Array {
@@ -210,6 +231,7 @@ export class BalanceTree {
     const root = this.readable();
     const changes = uniqueSorted(entries);
     if (changes.length === 0) return new BalanceTree(this.arena, root);
+    if (root === NONE) this.arena.reserve(this.arena.live + buildNodesEstimate(changes.length));
     return new BalanceTree(this.arena, this.updateNode(root, 0, changes, 0, changes.length));
   }
 
