@@ -25,6 +25,16 @@ export function settledByPostings(commit: BlockCommit): DebitSum[] | null {
   return settlementOf(debitsByAccount(commit.postings));
 }
 
+/**
+ * A failed outcome, and only a failed one, has an error: a run is sealed without its errors, and the
+ * per-row statement on PostgreSQL tells failed from confirmed by the error.
+ */
+export function assertOutcomeErrors(outcomes: readonly TransactionOutcome[]): void {
+  for (const outcome of outcomes) {
+    assert((outcome.status === 'failed') === (outcome.error !== null), 'a failed outcome, and only a failed one, has an error');
+  }
+}
+
 /** How many outcomes from `start` are confirmed, without a payout, on consecutive row numbers and positions (0 when the first is not). */
 export function confirmedRunLength(outcomes: readonly TransactionOutcome[], start: number): number {
   let length = 0;

@@ -167,7 +167,7 @@ describe(`the store contract (${testStoreKind()})`, () => {
       expect(await store.pendingPostings(10)).toEqual([]);
     });
 
-    it('seals consecutive rows together and still refuses outcomes whose row numbers are off by one, or postings that are not the outcomes', async () => {
+    it('seals consecutive rows together and still refuses outcomes whose row numbers are off by one or whose errors do not match, or postings that are not the outcomes', async () => {
       await store.commitBlock(genesisCommit());
       const genesis = (await store.latestBlock())!;
       const txs = Array.from({ length: 7 }, () => pending({ from: 'issuer', type: 'mint' }));
@@ -181,6 +181,11 @@ describe(`the store contract (${testStoreKind()})`, () => {
       // Every row number one too high, all confirmed (one run): each names the next transaction's row, the last the unsealed seventh's.
       const shifted = { ...commit, outcomes: commit.outcomes.map((outcome, index) => ({ ...outcome, seq: postings[index + 1]!.seq, status: 'confirmed' as const, error: null })) };
       await expect(store.commitBlock(shifted)).rejects.toThrow(InvariantViolation);
+      // A confirmed outcome with an error (a run is sealed without its errors), and a failed one without.
+      const confirmed_with_error = { ...commit, outcomes: commit.outcomes.map((outcome, index) => index === 0 ? { ...outcome, error: 'insufficient_funds' as const } : outcome) };
+      await expect(store.commitBlock(confirmed_with_error)).rejects.toThrow(InvariantViolation);
+      const failed_without_error = { ...commit, outcomes: commit.outcomes.map((outcome, index) => index === 2 ? { ...outcome, error: null } : outcome) };
+      await expect(store.commitBlock(failed_without_error)).rejects.toThrow(InvariantViolation);
       const reversed = { ...commit, postings: postings.slice(0, 6).reverse() };
       await expect(store.commitBlock(reversed)).rejects.toThrow('a block passes its postings in position order');
       expect(await store.latestBlockNumber()).toBe(0);

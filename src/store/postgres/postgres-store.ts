@@ -36,7 +36,7 @@ import {
   blockSettlement, coverageOf, coverageParameters, debitSums, FAILURE_BUDGET_SQL, judgeLocked, keepFloors, type FailureBudgetStatement,
 } from './postgres-failure-budget.js';
 import { SequencedPendingDebits, type PendingDelta } from '../../failure-budget/pending-debits.js';
-import { assertPostingsMatch, confirmedRunLength, settledByPostings } from '../block-postings.js';
+import { assertOutcomeErrors, assertPostingsMatch, confirmedRunLength, settledByPostings } from '../block-postings.js';
 import type { DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { assert } from '../../domain/errors.js';
@@ -842,6 +842,7 @@ async function sealOutcomes(client: pg.PoolClient, commit: BlockCommit): Promise
       outcomes.map((outcome) => outcome.amount_out_units?.toString() ?? null),
     ])).rowCount ?? 0;
   }
+  assertOutcomeErrors(outcomes);
   const runs: { first: TransactionOutcome; last: TransactionOutcome }[] = [];
   const singles: TransactionOutcome[] = [];
   for (let index = 0; index < outcomes.length;) {
@@ -860,9 +861,6 @@ async function sealOutcomes(client: pg.PoolClient, commit: BlockCommit): Promise
     ])).rowCount ?? 0;
   }
   if (singles.length > 0) {
-    for (const outcome of singles) {
-      assert((outcome.status === 'failed') === (outcome.error !== null), 'a failed outcome, and only a failed one, has an error');
-    }
     sealed += (await run(client, 'sealTransactionsBySeq', [
       header.number, singles.map((outcome) => outcome.seq), singles.map((outcome) => outcome.tx_hash), singles.map((outcome) => outcome.position),
       singles.map((outcome) => outcome.error), singles.map((outcome) => outcome.amount_out_units?.toString() ?? null),

@@ -32,7 +32,7 @@ import type {
   StoredEvent,
   TransactionOutcome,
 } from '../../service/ledger-store.js';
-import { assertPostingsMatch, confirmedRunLength, settledByPostings } from '../block-postings.js';
+import { assertOutcomeErrors, assertPostingsMatch, confirmedRunLength, settledByPostings } from '../block-postings.js';
 import { collectEvents, type EventRows } from '../event-rows.js';
 import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
@@ -330,6 +330,7 @@ export class SqliteStore implements LedgerStore {
    * Hence assertions, which stop the sealer.
    */
   private sealOutcomes(block_number: number, outcomes: readonly TransactionOutcome[]): void {
+    assertOutcomeErrors(outcomes);
     for (let index = 0; index < outcomes.length;) {
       const run = confirmedRunLength(outcomes, index);
       if (run > 1) this.confirmRun(block_number, outcomes[index] as TransactionOutcome, outcomes[index + run - 1] as TransactionOutcome, run);
