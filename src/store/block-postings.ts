@@ -35,8 +35,28 @@ export function assertOutcomeErrors(outcomes: readonly TransactionOutcome[]): vo
   }
 }
 
+/** Confirmed outcomes without a payout on consecutive row numbers and positions, sealed by their range. */
+export type OutcomeRun = { first: TransactionOutcome; last: TransactionOutcome; length: number };
+
+/**
+ * A block's outcomes as both stores seal them: the runs (two or more) of confirmed outcomes without a
+ * payout on consecutive row numbers and positions, and the rest one by one (failed, swaps, outcomes
+ * without a row number, lone ones).
+ */
+export function outcomeRuns(outcomes: readonly TransactionOutcome[]): { runs: OutcomeRun[]; singles: TransactionOutcome[] } {
+  const runs: OutcomeRun[] = [];
+  const singles: TransactionOutcome[] = [];
+  for (let index = 0; index < outcomes.length;) {
+    const length = confirmedRunLength(outcomes, index);
+    if (length > 1) runs.push({ first: outcomes[index] as TransactionOutcome, last: outcomes[index + length - 1] as TransactionOutcome, length });
+    else singles.push(outcomes[index] as TransactionOutcome);
+    index += Math.max(length, 1);
+  }
+  return { runs, singles };
+}
+
 /** How many outcomes from `start` are confirmed, without a payout, on consecutive row numbers and positions (0 when the first is not). */
-export function confirmedRunLength(outcomes: readonly TransactionOutcome[], start: number): number {
+function confirmedRunLength(outcomes: readonly TransactionOutcome[], start: number): number {
   let length = 0;
   for (let index = start; index < outcomes.length; index += 1) {
     const outcome = outcomes[index] as TransactionOutcome;

@@ -25,7 +25,6 @@ import type {
   StatsSnapshot,
   StoredBlockHeader,
   StoredEvent,
-  TransactionOutcome,
 } from '../../service/ledger-store.js';
 import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
@@ -36,7 +35,7 @@ import {
   blockSettlement, coverageOf, coverageParameters, debitSums, FAILURE_BUDGET_SQL, judgeLocked, keepFloors, type FailureBudgetStatement,
 } from './postgres-failure-budget.js';
 import { SequencedPendingDebits, type PendingDelta } from '../../failure-budget/pending-debits.js';
-import { assertOutcomeErrors, assertPostingsMatch, confirmedRunLength, settledByPostings } from '../block-postings.js';
+import { assertOutcomeErrors, assertPostingsMatch, outcomeRuns, settledByPostings } from '../block-postings.js';
 import type { DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { assert } from '../../domain/errors.js';
@@ -843,14 +842,7 @@ async function sealOutcomes(client: pg.PoolClient, commit: BlockCommit): Promise
     ])).rowCount ?? 0;
   }
   assertOutcomeErrors(outcomes);
-  const runs: { first: TransactionOutcome; last: TransactionOutcome }[] = [];
-  const singles: TransactionOutcome[] = [];
-  for (let index = 0; index < outcomes.length;) {
-    const length = confirmedRunLength(outcomes, index);
-    if (length > 1) runs.push({ first: outcomes[index] as TransactionOutcome, last: outcomes[index + length - 1] as TransactionOutcome });
-    else singles.push(outcomes[index] as TransactionOutcome);
-    index += Math.max(length, 1);
-  }
+  const { runs, singles } = outcomeRuns(outcomes);
   let sealed = 0;
   if (runs.length > 0) {
     const ends = runs.flatMap((range) => [range.first, range.last]);

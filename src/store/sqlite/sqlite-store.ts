@@ -32,7 +32,7 @@ import type {
   StoredEvent,
   TransactionOutcome,
 } from '../../service/ledger-store.js';
-import { assertOutcomeErrors, assertPostingsMatch, confirmedRunLength, settledByPostings } from '../block-postings.js';
+import { assertOutcomeErrors, assertPostingsMatch, outcomeRuns, settledByPostings, type OutcomeRun } from '../block-postings.js';
 import { collectEvents, type EventRows } from '../event-rows.js';
 import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
@@ -331,22 +331,19 @@ export class SqliteStore implements LedgerStore {
    */
   private sealOutcomes(block_number: number, outcomes: readonly TransactionOutcome[]): void {
     assertOutcomeErrors(outcomes);
-    for (let index = 0; index < outcomes.length;) {
-      const run = confirmedRunLength(outcomes, index);
-      if (run > 1) this.confirmRun(block_number, outcomes[index] as TransactionOutcome, outcomes[index + run - 1] as TransactionOutcome, run);
-      else this.sealOne(block_number, outcomes[index] as TransactionOutcome);
-      index += Math.max(run, 1);
-    }
+    const { runs, singles } = outcomeRuns(outcomes);
+    for (const run of runs) this.confirmRun(block_number, run);
+    for (const outcome of singles) this.sealOne(block_number, outcome);
   }
 
-  private confirmRun(block_number: number, first: TransactionOutcome, last: TransactionOutcome, run: number): void {
+  private confirmRun(block_number: number, { first, last, length }: OutcomeRun): void {
     const s = this.statements;
     for (const end of [first, last]) {
       assert(s.hashAtSeq.get(end.seq) === end.tx_hash, `row ${end.seq} holds transaction ${end.tx_hash}`);
     }
     const first_seq = first.seq as number;
     const result = s.confirmRun.run(block_number, first_seq - first.position, first_seq, last.seq);
-    assert(result.changes === run, `transactions ${first.tx_hash} to ${last.tx_hash} are all pending`);
+    assert(result.changes === length, `transactions ${first.tx_hash} to ${last.tx_hash} are all pending`);
   }
 
   private sealOne(block_number: number, outcome: TransactionOutcome): void {
