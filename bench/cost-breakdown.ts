@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { freshDatabase, type FreshDatabase } from './databases.js';
 import { getJson, loadTransactions, signToken, waitUntilSealed, type Stats, type TransferBody } from './ledger-client.js';
 import type { PooledRequest } from './load-types.js';
-import { BenchError, startLoadGenerator, startService, type LoadGenerator } from './processes.js';
+import { BenchError, profileFlags, startLoadGenerator, startService, type LoadGenerator } from './processes.js';
 import { batchPool, mint, readPools, submitHotPool, submitManyPool, SUBMIT_AMOUNT } from './scenario-requests.js';
 
 const SENDERS = 1000;
@@ -223,7 +223,7 @@ type ScenarioRun = {
 };
 
 async function profileScenario(run: ScenarioRun): Promise<Breakdown> {
-  const service = await startService(run.root, run.env, run.profile_dir);
+  const service = await startService(run.root, run.env, profileFlags(run.profile_dir));
   const load_average = os.loadavg()[0] as number;
   const from_us = Number(process.hrtime.bigint() / 1000n);
   const result = await run.load.run({ url: service.url, connections: run.connections, duration_s: run.duration_s, warmup_s: 0, requests: run.pool, count_batch_items: run.name === 'batch' });

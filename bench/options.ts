@@ -10,6 +10,7 @@
  *                 [-- --events-subscribers 1000] [-- --events-rate 100] [-- --events-duration-s 20]
  *   BENCH_SMOKE=1  BENCH_DURATION_S=8  BENCH_CONNECTIONS=64  BENCH_SCALE=10k,100k,1M
  *   BENCH_DATABASE_URL=postgres://…  BENCH_RESULTS_DIR=…  BENCH_SEALER_TXS=200000  BENCH_SCENARIO=events  BENCH_SWAP_TXS=50000
+ *   BENCH_SERVICE_NODE_FLAGS='--max-semi-space-size=8'   (Node's flags for the service's processes, to measure them)
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -62,6 +63,8 @@ export type BenchOptions = {
   update_docs: boolean;
   /** Write a V8 CPU profile of every service process that exits cleanly into this folder (node --cpu-prof). */
   profile_dir: string | undefined;
+  /** Node's flags the service's processes start with (BENCH_SERVICE_NODE_FLAGS, split on spaces). */
+  service_node_flags: string[];
   root: string;
 };
 
@@ -141,6 +144,7 @@ export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.
     chart_file: path.resolve(values.chart ?? (smoke || parts.length < BENCH_PARTS.length ? path.join(results_dir, 'chart.svg') : path.join(ROOT, 'docs', database_url === undefined ? 'performance-chart.svg' : 'performance-chart-postgres.svg'))),
     update_docs: values['update-docs'] === true,
     profile_dir: values['profile-dir'] === undefined ? undefined : path.resolve(values['profile-dir']),
+    service_node_flags: (env.BENCH_SERVICE_NODE_FLAGS ?? '').split(/\s+/).filter((flag) => flag !== ''),
     root: ROOT,
   };
 }

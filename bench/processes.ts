@@ -19,7 +19,7 @@ const SERVICE_VARIABLES = [
   'LOG_FORMAT',
   'NODE_ENV', 'METRICS_TOKEN', 'METRICS_PORT', 'REDIS_URL', 'AUTH_FAILURES_MAX', 'TRUST_PROXY', 'CORS_ORIGINS',
   'DATABASE_QUERY_TIMEOUT_MS', 'SEALER_LEASE_TIMEOUT_MS', 'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS',
-  'HTTP_CONNECTIONS_MAX',
+  'HTTP_CONNECTIONS_MAX', 'HEAP_GROWING_PERCENT',
 ];
 /** Prefixes of the service's variables that are never inherited either (the event log's, webhooks', tokens', keys' and checkpoints'). */
 const SERVICE_VARIABLE_PREFIXES = ['EVENTS_', 'WEBHOOK_', 'JWT_', 'JWKS_', 'CHECKPOINT_'];
@@ -46,13 +46,20 @@ export type ServiceProcess = {
   kill(): Promise<void>;
 };
 
-/** Starts `node dist/main.js` with `env` and waits for /readyz; a service that exits instead is reported with its own words. */
-export async function startService(root: string, env: Record<string, string>, profile_dir?: string): Promise<ServiceProcess> {
+/** Node's flags that write a CPU profile of the service into `profile_dir` when it exits (none without one). */
+export function profileFlags(profile_dir: string | undefined): string[] {
+  return profile_dir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile_dir}`];
+}
+
+/**
+ * Starts `node [node_flags] dist/main.js` with `env` and waits for /readyz; a service that exits instead
+ * is reported with its own words.
+ */
+export async function startService(root: string, env: Record<string, string>, node_flags: readonly string[] = []): Promise<ServiceProcess> {
   const port = await freePort();
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) =>
     !SERVICE_VARIABLES.includes(name) && !SERVICE_VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix))));
-  const profile = profile_dir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile_dir}`];
-  const child = spawn(process.execPath, [...profile, 'dist/main.js'], {
+  const child = spawn(process.execPath, [...node_flags, 'dist/main.js'], {
     cwd: root,
     env: { ...inherited, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

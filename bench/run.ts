@@ -21,7 +21,7 @@ import { getJson, loadTransactions, metricValue, sampleHeapPeaks, scrapeMetrics,
 import type { LoadSpec, PooledRequest } from './load-types.js';
 import { BENCH_PARTS, formatSize, readOptions, type BenchOptions } from './options.js';
 import { batchPool, mint, readPools as readPoolsOf, SAMPLE_POOL_SIZE, submitHotPool, submitManyPool, SUBMIT_AMOUNT, type ReadPool } from './scenario-requests.js';
-import { BenchError, sleep, startBareServer, startLoadGenerator, startService, type LoadGenerator, type ServiceProcess } from './processes.js';
+import { BenchError, profileFlags, sleep, startBareServer, startLoadGenerator, startService, type LoadGenerator, type ServiceProcess } from './processes.js';
 import { eventsMarkdown, judgeTargets, markdownReport, printReport, type BenchResults, type ScaleLevel, type ScenarioResult } from './report.js';
 
 /** Transactions per block of the scale curve's ledger: 10k transactions make at least 40 blocks, two pages. */
@@ -144,7 +144,7 @@ function serviceEnv(run: Run, database_url: string, overrides: Record<string, st
 
 async function startOrExplain(run: Run, env: Record<string, string>): Promise<ServiceProcess> {
   try {
-    return await startService(run.options.root, env, run.options.profile_dir);
+    return await startService(run.options.root, env, [...run.options.service_node_flags, ...profileFlags(run.options.profile_dir)]);
   } catch (error) {
     if (run.options.database_url !== undefined && error instanceof BenchError && /DATABASE_URL/.test(error.message)) {
       throw new BenchError(`this build of the service cannot use BENCH_DATABASE_URL (PostgreSQL); it says:\n${error.message}\nUnset BENCH_DATABASE_URL to benchmark SQLite.`);

@@ -10,6 +10,7 @@ import { FAILURE_BUDGET_PER_HOUR_DEFAULT, FAILURE_BUDGET_PER_HOUR_MAX } from './
 import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/tokens.js';
 import { POOL_FEE_BPS_DEFAULT, POOL_FEE_BPS_MAX } from './market/pool.js';
 import { READ_CACHE_DEFAULT_BYTES, READ_CACHE_LIMIT_BYTES } from './read-cache/sealed-record-cache.js';
+import { HEAP_GROWING_PERCENT_DEFAULT, HEAP_GROWING_PERCENT_MAX } from './runtime/heap-growth.js';
 import { POSTGRES_TIMEOUTS_DEFAULT, SCHEMA_NAME_PATTERN, type PostgresTimeouts } from './store/postgres/connection.js';
 import { parseCheckpointKey, type CheckpointKey } from './checkpoints/checkpoint-key.js';
 import { chooseLogFormat, LOG_FORMAT_SETTINGS, type LogFormat, type LogFormatSetting } from './logging/log-format.js';
@@ -63,6 +64,11 @@ export type Config = {
   pending_max: number;
   /** READ_CACHE_MAX_BYTES: serialised answers of sealed transactions and blocks kept in memory at the most (src/read-cache); 0: none. */
   read_cache_max_bytes: number;
+  /**
+   * HEAP_GROWING_PERCENT: how far V8 lets its old generation grow past what survived the last full
+   * collection before it collects again (src/runtime); 0 leaves V8's own choice (up to 4×).
+   */
+  heap_growing_percent: number;
   native_symbol: string;
   native_price_text: string;
   native_price_units: bigint;
@@ -168,6 +174,7 @@ export function loadConfig(env: Environment = process.env, runtime: ConfigRuntim
     block_txs_max: integer(env, 'BLOCK_TXS_MAX', 10_000, 1, BLOCK_TXS_LIMIT),
     pending_max: integer(env, 'PENDING_MAX', PENDING_MAX_DEFAULT, 1, PENDING_MAX_LIMIT),
     read_cache_max_bytes: integer(env, 'READ_CACHE_MAX_BYTES', READ_CACHE_DEFAULT_BYTES, 0, READ_CACHE_LIMIT_BYTES),
+    heap_growing_percent: integer(env, 'HEAP_GROWING_PERCENT', HEAP_GROWING_PERCENT_DEFAULT, 0, HEAP_GROWING_PERCENT_MAX),
     native_symbol: symbol(env, 'NATIVE_SYMBOL') ?? 'TAB',
     native_price_text,
     native_price_units: price('NATIVE_PRICE_USD', native_price_text),

@@ -5,14 +5,16 @@
 import { fileURLToPath } from 'node:url';
 import { ConfigError, hasJwtKeys, type Config } from './config.js';
 import { createLogger, startTabula } from './compose.js';
+import { applyHeapGrowth } from './runtime/heap-growth.js';
 
 async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
+  applyHeapGrowth(config.heap_growing_percent);
   // The explorer is built next to dist/ (explorer/dist) by `npm run build`.
   const explorer_root = fileURLToPath(new URL('../explorer/dist/', import.meta.url));
   const ledger = await startTabula(config, { logger, explorer_root });
   const address = await ledger.app.listen({ port: config.port, host: config.host });
-  logger.info({ address, database: config.database.kind, native_symbol: config.native_symbol }, 'tabula is listening');
+  logger.info({ address, database: config.database.kind, native_symbol: config.native_symbol, heap_growing_percent: config.heap_growing_percent }, 'tabula is listening');
   if (!config.production && !hasJwtKeys(config.jwt) && !isLoopbackHost(config.host)) {
     logger.warn(
       { host: config.host },

@@ -25,6 +25,15 @@ describe('configuration', () => {
     expect(config.data_dir).toBe(path.resolve('data'));
   });
 
+  it('reads HEAP_GROWING_PERCENT: 50 unless set, 0 leaves V8 its own choice, at most 300', () => {
+    expect(loadConfig({}).heap_growing_percent).toBe(50);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heap_growing_percent).toBe(0);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '300' }).heap_growing_percent).toBe(300);
+    for (const bad of ['301', '-1', '1.5', 'half']) {
+      expect(() => loadConfig({ HEAP_GROWING_PERCENT: bad }), bad).toThrow(/^HEAP_GROWING_PERCENT:/);
+    }
+  });
+
   it('listens on loopback in development mode unless HOST says otherwise, and everywhere once an identity provider is set', () => {
     expect(loadConfig({}).host).toBe('127.0.0.1');
     expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
