@@ -1,5 +1,5 @@
 /**
- * The processes of a benchmark run: the service itself (`node dist/main.js`, exactly as deployed),
+ * The processes of a benchmark run: the service itself (`node dist/main.js` with the Node flags `npm start` gives it),
  * the bare Fastify ceiling, the load generator and the events scenario's subscribers. Each is a child
  * process on loopback.
  */
@@ -46,6 +46,14 @@ export type ServiceProcess = {
   kill(): Promise<void>;
 };
 
+/** The Node flags `npm start` gives the service (package.json's `config.service_node_flags`): measured as deployed. */
+export function serviceNodeFlags(root: string): string[] {
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { config?: { service_node_flags?: unknown } };
+  const flags = manifest.config?.service_node_flags;
+  if (typeof flags !== 'string') throw new BenchError('package.json has no config.service_node_flags');
+  return flags.split(/\s+/).filter((flag) => flag !== '');
+}
+
 /** Node's flags that write a CPU profile of the service into `profile_dir` when it exits (none without one). */
 export function profileFlags(profile_dir: string | undefined): string[] {
   return profile_dir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile_dir}`];
@@ -59,7 +67,7 @@ export async function startService(root: string, env: Record<string, string>, no
   const port = await freePort();
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) =>
     !SERVICE_VARIABLES.includes(name) && !SERVICE_VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix))));
-  const child = spawn(process.execPath, [...node_flags, 'dist/main.js'], {
+  const child = spawn(process.execPath, [...serviceNodeFlags(root), ...node_flags, 'dist/main.js'], {
     cwd: root,
     env: { ...inherited, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

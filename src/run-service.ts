@@ -14,7 +14,7 @@ async function serve(config: Config): Promise<void> {
   const explorer_root = fileURLToPath(new URL('../explorer/dist/', import.meta.url));
   const ledger = await startTabula(config, { logger, explorer_root });
   const address = await ledger.app.listen({ port: config.port, host: config.host });
-  logger.info({ address, database: config.database.kind, native_symbol: config.native_symbol, heap_growing_percent: config.heap_growing_percent }, 'tabula is listening');
+  logger.info({ address, database: config.database.kind, native_symbol: config.native_symbol, heap_growing_percent: config.heap_growing_percent, node_flags: process.execArgv }, 'tabula is listening');
   if (!config.production && !hasJwtKeys(config.jwt) && !isLoopbackHost(config.host)) {
     logger.warn(
       { host: config.host },
