@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/service-process.js';
+import { readJsonLogLines } from './support/json-log-lines.js';
 
 const LISTENING_TIMEOUT_MS = 30_000;
 const AFTER_LISTENING_MS = 500;
@@ -36,24 +37,16 @@ async function logUntilListening(env: Record<string, string>): Promise<LogLine[]
         output += chunk;
       });
       child.once('close', (code) => reject(new Error(`exited (${String(code)}) before listening:\n${output}`)));
-      let pending = '';
       let listening = false;
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        output += chunk;
-        pending += chunk;
-        const parts = pending.split('\n');
-        pending = parts.pop() ?? '';
-        for (const part of parts) {
-          if (!part.startsWith('{')) continue;
-          lines.push(JSON.parse(part) as LogLine);
-        }
+      readJsonLogLines<LogLine>(child.stdout, (line) => {
+        lines.push(line);
         // The warning, when there is one, is written right after the listening line: give it a moment.
-        if (!listening && lines.some((line) => line.msg === 'tabula is listening')) {
+        if (!listening && line.msg === 'tabula is listening') {
           listening = true;
           clearTimeout(timer);
           setTimeout(() => resolve(lines), AFTER_LISTENING_MS);
         }
-      });
+      }, (chunk) => { output += chunk; });
     });
   } finally {
     child.kill('SIGKILL');

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/service-process.js';
+import { readJsonLogLines } from './support/json-log-lines.js';
 
 const LISTENING_TIMEOUT_MS = 60_000;
 
@@ -31,20 +32,11 @@ async function listeningLineOfNpmStart(): Promise<ListeningLine> {
       const timer = setTimeout(() => reject(new Error(`not listening within ${LISTENING_TIMEOUT_MS} ms:\n${output}`)), LISTENING_TIMEOUT_MS);
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => { output += chunk; });
       child.once('close', (code) => reject(new Error(`exited (${String(code)}) before listening:\n${output}`)));
-      let pending = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        output += chunk;
-        pending += chunk;
-        const parts = pending.split('\n');
-        pending = parts.pop() ?? '';
-        for (const part of parts) {
-          if (!part.startsWith('{')) continue;
-          const line = JSON.parse(part) as ListeningLine;
-          if (line.msg !== 'tabula is listening') continue;
-          clearTimeout(timer);
-          resolve(line);
-        }
-      });
+      readJsonLogLines<ListeningLine>(child.stdout, (line) => {
+        if (line.msg !== 'tabula is listening') return;
+        clearTimeout(timer);
+        resolve(line);
+      }, (chunk) => { output += chunk; });
     });
   } finally {
     // npm, its shell and the service share the group: none outlives the test.
