@@ -39,6 +39,8 @@ export type ScaleLevel = {
   heap_peaks?: HeapPeaks;
   /** The database on disk after loading (absent in results written before the 10M point). */
   database_bytes?: number;
+  /** Seconds the database took to settle after loading, before the reads (absent before 2026-11-27; 0 on SQLite). */
+  settle_s?: number;
   reads: Record<string, ReadPoint>;
 };
 
@@ -251,12 +253,14 @@ export function markdownReport(results: BenchResults): string {
   const levels = results.scale?.levels ?? [];
   if (levels.length > 0) {
     const names = Object.keys(levels[0]?.reads ?? {});
-    parts.push(`**Scale curve** (${results.settings.scale_duration_s} s per read, ${results.settings.connections} connections; p50 / p99 ms):`);
+    const settled = levels.some((level) => (level.settle_s ?? 0) > 0);
+    parts.push(`**Scale curve** (${results.settings.scale_duration_s} s per read, ${results.settings.connections} connections; p50 / p99 ms` +
+      `${settled ? '; each level\'s reads start once the database has settled: a `VACUUM (ANALYZE)` and a `CHECKPOINT` after the load' : ''}):`);
     parts.push(table(
-      ['transactions', 'users', 'blocks', 'loaded at tx/s', 'peak RSS MiB', 'database MiB (bytes/tx)', ...names],
+      ['transactions', 'users', 'blocks', 'loaded at tx/s', ...(settled ? ['settled in s'] : []), 'peak RSS MiB', 'database MiB (bytes/tx)', ...names],
       levels.map((level) => [
         formatSize(level.transactions), rate(level.users), `${rate(level.blocks)}${level.block_txs_max === undefined ? '' : ` (≤ ${rate(level.block_txs_max)} tx)`}`,
-        rate(level.load_transactions_per_s), (level.peak_rss_bytes / 2 ** 20).toFixed(0),
+        rate(level.load_transactions_per_s), ...(settled ? [(level.settle_s ?? 0).toFixed(1)] : []), (level.peak_rss_bytes / 2 ** 20).toFixed(0),
         level.database_bytes === undefined ? '' : `${(level.database_bytes / 2 ** 20).toFixed(0)} (${rate(level.database_bytes / level.transactions)})`,
         ...names.map((name) => {
           const read = level.reads[name];

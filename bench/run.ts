@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { drawChart } from './chart.js';
 import { PENDING_MAX_DEFAULT, PENDING_MAX_LIMIT } from '../src/backpressure/pending-backlog.js';
-import { databaseBytes, freshDatabase, type FreshDatabase } from './databases.js';
+import { databaseBytes, freshDatabase, settleDatabase, type FreshDatabase } from './databases.js';
 import { eventsScenario } from './events-scenario.js';
 import { DEFAULT_DATABASE_URL, describeSwapSealing, measureSwapSealing } from './swap-sealing.js';
 import { getJson, loadTransactions, metricValue, sampleHeapPeaks, scrapeMetrics, signToken, waitUntilSealed, type Stats, type TransferBody } from './ledger-client.js';
@@ -343,6 +343,7 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
       }
       loaded = level;
       const load_s = (performance.now() - started_ms) / 1000;
+      const settle_s = await settleDatabase(database_url);
       const stats = await getJson<Stats>(`${service.url}/api/stats`, run.admin);
       const users = Array.from({ length: Math.min(level, options.scale_users) }, (_, index) => `user-${index}`);
       const pools = await readPools(run, service, users, sampled);
@@ -358,12 +359,12 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
       heap = null;
       const entry: ScaleLevel = {
         transactions: stats.total_transactions, users: stats.total_users, blocks: stats.latest_block_number + 1, block_txs_max, load_s,
-        load_transactions_per_s: count / load_s, peak_rss_bytes: service.peakRssBytes(), heap_peaks, database_bytes, reads,
+        load_transactions_per_s: count / load_s, peak_rss_bytes: service.peakRssBytes(), heap_peaks, database_bytes, settle_s, reads,
       };
       levels.push(entry);
       log(`  ${formatSize(level)}: ${entry.users} users, ${entry.blocks} blocks, loaded at ${fmt(entry.load_transactions_per_s)} tx/s, peak RSS ${(entry.peak_rss_bytes / 2 ** 20).toFixed(0)} MiB ` +
         `(V8 heap used ${(heap_peaks.heap_used_bytes / 2 ** 20).toFixed(0)} MiB, committed ${(heap_peaks.heap_total_bytes / 2 ** 20).toFixed(0)} MiB, external ${(heap_peaks.external_bytes / 2 ** 20).toFixed(0)} MiB at most), ` +
-        `database ${(database_bytes / 2 ** 20).toFixed(0)} MiB (${Math.round(database_bytes / entry.transactions)} bytes a transaction); ` +
+        `database ${(database_bytes / 2 ** 20).toFixed(0)} MiB (${Math.round(database_bytes / entry.transactions)} bytes a transaction), settled in ${settle_s.toFixed(1)} s; ` +
         Object.entries(reads).map(([name, read]) => `${name} p50 ${read.latency_ms.p50.toFixed(2)} ms`).join(', '));
     }
   } finally {

@@ -1,0 +1,44 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freshDatabase, settleDatabase, type FreshDatabase } from '../../bench/databases.js';
+import { testPostgresUrl } from '../support/test-database.js';
+
+describe('the benchmark lets a loaded ledger settle before its reads are measured', () => {
+  let database: FreshDatabase | null = null;
+  afterEach(async () => {
+    await database?.drop();
+    database = null;
+  });
+
+  it('vacuums and analyzes every table of a PostgreSQL ledger, so no autovacuum runs during the reads', async () => {
+    database = await freshDatabase(testPostgresUrl(), 'settle_test');
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      // A table left as a load leaves one: rows inserted, then rewritten (dead versions), never vacuumed.
+      await client.query('CREATE TABLE loaded (id bigint PRIMARY KEY, sealed boolean NOT NULL) WITH (autovacuum_enabled = false)');
+      await client.query('INSERT INTO loaded SELECT n, false FROM generate_series(1, 5000) AS n');
+      await client.query('UPDATE loaded SET sealed = true');
+      const settle_s = await settleDatabase(database.url);
+      expect(settle_s).toBeGreaterThan(0);
+      const stats = await client.query<{ vacuumed: boolean; analyzed: boolean; dead: string }>(
+        "SELECT last_vacuum IS NOT NULL AS vacuumed, last_analyze IS NOT NULL AS analyzed, n_dead_tup::text AS dead FROM pg_stat_user_tables WHERE relname = 'loaded'",
+      );
+      expect(stats.rows).toEqual([{ vacuumed: true, analyzed: true, dead: '0' }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('has nothing to do on SQLite, whose service checkpoints its own WAL', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-settle-'));
+    try {
+      await expect(settleDatabase(`sqlite:${path.join(dir, 'ledger.db')}`)).resolves.toBe(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
