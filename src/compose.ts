@@ -39,6 +39,7 @@ import { PostgresStore } from './store/postgres/postgres-store.js';
 import { loggerFormatOptions } from './logging/log-format.js';
 import { LOCK_CLASS } from './store/postgres/schema.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
+import type { WalCheckpointStats } from './store/sqlite/wal-checkpointer.js';
 import { AddressGuard } from './webhooks/address-guard.js';
 import { RETRY_DELAY_CAP_MS } from './webhooks/retry-backoff.js';
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js';
@@ -107,6 +108,8 @@ export type Storage = {
   health: StorageHealth | null;
   /** The webhook tables on the same database (null: no webhooks, e.g. for a store a test hands in). */
   webhooks: WebhookStore | null;
+  /** SQLite: the counts of its WAL checkpoints, made off the event loop (absent on PostgreSQL). */
+  wal_checkpoints?: () => WalCheckpointStats | null;
 };
 
 /** JSON lines, or pretty-printed through the `pino-pretty` transport when `config.log_format` says so. */
@@ -118,8 +121,8 @@ export async function openStorage(config: Config, logger: Logger, clock: Clock =
   const database = config.database;
   const health = new StorageHealth(clock, logger);
   if (database.kind === 'sqlite') {
-    const store = SqliteStore.open({ path: database.path, health });
-    return { store, lease: new SoleSealerLease(), event_signal: null, health, webhooks: store.webhooks() };
+    const store = SqliteStore.open({ path: database.path, health, logger });
+    return { store, lease: new SoleSealerLease(), event_signal: null, health, webhooks: store.webhooks(), wal_checkpoints: () => store.walCheckpoints() };
   }
   const connection = { url: database.url, schema: database.schema, timeouts: config.postgres_timeouts };
   const store = await PostgresStore.open({ ...connection, logger, health });
@@ -147,7 +150,7 @@ async function openRateLimitStore(config: Config, logger: Logger): Promise<{ sto
 export async function startTabula(config: Config, options: TabulaOptions = {}): Promise<Tabula> {
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
-  const { store, lease, event_signal, health, webhooks: webhook_store } = options.store === undefined
+  const { store, lease, event_signal, health, webhooks: webhook_store, wal_checkpoints } = options.store === undefined
     ? await openStorage(config, logger, clock)
     : { store: options.store, lease: options.lease ?? new SoleSealerLease(), event_signal: null, health: null, webhooks: null };
   const tokens = new TokenRegistry(await claimNativeSymbol(store, config.native_symbol));
@@ -167,6 +170,7 @@ export async function startTabula(config: Config, options: TabulaOptions = {}): 
     ...(health === null ? {} : { storage: health }),
   });
   if (health !== null) metrics.watchStorage(health);
+  if (wal_checkpoints !== undefined) metrics.watchWalCheckpoints(wal_checkpoints);
   const pool_fee_bps = await claimPoolFee(store, config.pool_fee_bps);
   const market = { native: tokens.native.symbol, usdg: tokens.usdg.symbol, fee_bps: pool_fee_bps, fallback_price_units: config.native_price_units };
   const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max, market };

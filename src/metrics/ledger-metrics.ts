@@ -6,6 +6,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { BlockSealObserver, SealedBlockSummary } from '../service/block-producer.js';
 
+/** The SQLite store's checkpoint counts, as its checkpointer keeps them (null when it has none). */
+type WalCheckpointCounts = { completed: number; partial: number; failed: number; write_waits: number; wal_bytes: number; off_loop: boolean };
+
 /** Where the depth gauges read from when Prometheus scrapes. */
 export type QueueSources = {
   /** Submissions waiting for their group commit. */
@@ -180,6 +183,53 @@ export class LedgerMetrics implements BlockSealObserver {
       registers,
       collect() {
         this.set(health.failing ? 1 : 0);
+      },
+    });
+  }
+
+  /**
+   * Registers the SQLite store's WAL checkpoints, made on a worker thread: by outcome, the writes that
+   * waited for one (the WAL past its limit), the WAL's size, and whether they are still off the event loop.
+   */
+  watchWalCheckpoints(source: () => WalCheckpointCounts | null): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'tabula_sqlite_wal_checkpoints_total',
+      help: 'WAL checkpoints made by the checkpoint worker, by outcome (completed: the whole WAL copied; partial: a reader held some of it; failed)',
+      labelNames: ['outcome'],
+      registers,
+      collect() {
+        const stats = source();
+        this.reset();
+        if (stats === null) return;
+        this.inc({ outcome: 'completed' }, stats.completed);
+        this.inc({ outcome: 'partial' }, stats.partial);
+        this.inc({ outcome: 'failed' }, stats.failed);
+      },
+    });
+    new Counter({
+      name: 'tabula_sqlite_wal_write_waits_total',
+      help: 'Appends and block commits that waited for a checkpoint because the WAL was past its limit',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(source()?.write_waits ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'tabula_sqlite_wal_bytes',
+      help: 'Size of the SQLite WAL file at the last commit the checkpointer was told of',
+      registers,
+      collect() {
+        this.set(source()?.wal_bytes ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'tabula_sqlite_wal_checkpoints_off_loop',
+      help: '1 while WAL checkpoints run on their worker thread; 0 once it failed and SQLite checkpoints in the commit again',
+      registers,
+      collect() {
+        this.set(source()?.off_loop === true ? 1 : 0);
       },
     });
   }

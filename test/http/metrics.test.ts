@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor } from '../support/http-client.js';
+import { testStoreKind } from '../support/test-database.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789';
 
@@ -78,6 +79,20 @@ describe('/metrics', () => {
     expect(sample(after, 'tabula_block_seal_duration_seconds_count')).toBe(1);
     expect(sample(after, 'tabula_block_seal_duration_seconds_sum')).toBeGreaterThan(0);
     expect(sample(after, 'tabula_block_transactions_sum')).toBe(4);
+  });
+
+  it('reports the SQLite store\'s WAL checkpoints, made off the event loop (nothing of them on PostgreSQL)', async () => {
+    ledger = await startTestTabula({ METRICS_TOKEN });
+    await clientFor(ledger, await ledger.token('treasury', { admin: true })).post('/api/transactions/submit', { from: 'treasury', to: 'alice', amount: 5, token: 'TAB', type: 'mint' });
+    const text = (await ledger.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body;
+    if (testStoreKind() === 'postgres') {
+      expect(sample(text, 'tabula_sqlite_wal_checkpoints_off_loop')).toBeUndefined();
+      return;
+    }
+    expect(sample(text, 'tabula_sqlite_wal_checkpoints_off_loop')).toBe(1);
+    expect(sample(text, 'tabula_sqlite_wal_bytes')).toBeGreaterThan(0);
+    for (const outcome of ['completed', 'partial', 'failed']) expect(sample(text, 'tabula_sqlite_wal_checkpoints_total', { outcome })).toBe(0);
+    expect(sample(text, 'tabula_sqlite_wal_write_waits_total')).toBe(0);
   });
 
   it('keeps two ledgers in one process apart (no global registry)', async () => {

@@ -9,10 +9,14 @@
  * the WAL file is fsynced through libuv's thread pool, and only after that does `appendPending`
  * resolve, so a caller still gets its 202 only once the transaction is on disk, while the event loop
  * keeps serving requests during the fsync. Everything else (blocks, settings) commits with FULL.
+ *
+ * Checkpoints (copying the WAL back into the database file) run on a worker thread of their own, not in
+ * the commit that takes the WAL past its threshold, as SQLite would by default: wal-checkpointer.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import type { Logger } from 'pino';
 import type { Block, BlockHeader } from '../../domain/block.js';
 import type { Metadata, Transaction, TransactionType, FailureCode, TransactionStatus } from '../../domain/transaction.js';
 import type { Candle, CandleInterval } from '../../market/candles.js';
@@ -39,6 +43,7 @@ import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { MIGRATIONS } from './schema.js';
 import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-budget.js';
 import { SqliteWebhookStore } from './sqlite-webhook-store.js';
+import { DEFAULT_WAL_CHECKPOINT_LIMITS, WalCheckpointer, type WalCheckpointLimits, type WalCheckpointStats } from './wal-checkpointer.js';
 import { assert } from '../../domain/errors.js';
 import { POOL_ACCOUNT_SQL } from '../system-accounts-sql.js';
 import { CoalescedRead } from '../coalesced-read.js';
@@ -98,7 +103,14 @@ const SEQ_END = Number.MAX_SAFE_INTEGER;
 
 type CandleRow = { interval: string; start: number; open: string; high: string; low: string; close: string; volume_usd: string };
 
-export type SqliteStoreOptions = { path: string; health?: StorageHealthReporter | null };
+export type SqliteStoreOptions = {
+  path: string;
+  health?: StorageHealthReporter | null;
+  /** Told when the checkpoint worker fails or a checkpoint does. */
+  logger?: Logger | null;
+  /** When the WAL is checkpointed off the event loop (absent: the defaults); null leaves it to SQLite, in the commit. */
+  wal_checkpoints?: WalCheckpointLimits | null;
+};
 
 /** SQLite's result codes for a storage that cannot take a write (full, read-only, I/O error, file gone). */
 function isSqliteStorageFault(error: unknown): boolean {
@@ -115,6 +127,8 @@ export class SqliteStore implements LedgerStore {
   private wal: Promise<fs.promises.FileHandle> | null;
   private readonly health: StorageHealthReporter | null;
   private readonly failure_budget: SqliteFailureBudget;
+  /** Null for an in-memory database, or when SQLite checkpoints in the commit. */
+  private readonly checkpointer: WalCheckpointer | null;
   /**
    * The newest block's number: one read per event-loop turn however many requests ask
    * (../coalesced-read.ts). The query is a seek, but each statement outside a transaction is a read
@@ -123,9 +137,10 @@ export class SqliteStore implements LedgerStore {
    */
   private readonly latest_block_number = new CoalescedRead(async () => (this.statements.latestBlockNumber.get() as { number: number | null }).number);
 
-  private constructor(db: Database.Database, wal_path: string | null, health: StorageHealthReporter | null) {
+  private constructor(db: Database.Database, wal_path: string | null, health: StorageHealthReporter | null, checkpointer: WalCheckpointer | null) {
     this.db = db;
     this.health = health;
+    this.checkpointer = checkpointer;
     this.statements = prepareStatements(db);
     this.failure_budget = new SqliteFailureBudget(db);
     this.wal = wal_path === null ? null : fs.promises.open(wal_path, 'r');
@@ -141,8 +156,11 @@ export class SqliteStore implements LedgerStore {
     db.pragma('foreign_keys = ON');
     db.pragma('busy_timeout = 5000');
     migrate(db);
+    const in_memory = options.path === ':memory:';
+    const limits = options.wal_checkpoints === undefined ? DEFAULT_WAL_CHECKPOINT_LIMITS : options.wal_checkpoints;
+    const checkpointer = in_memory || limits === null ? null : offLoopCheckpoints(db, options.path, limits, options.logger ?? null);
     // The WAL exists from the first write (the migrations) for as long as a connection is open.
-    return new SqliteStore(db, options.path === ':memory:' ? null : `${options.path}-wal`, options.health ?? null);
+    return new SqliteStore(db, in_memory ? null : `${options.path}-wal`, options.health ?? null, checkpointer);
   }
 
   /** Durable when it resolves: committed, then the WAL fsynced off the event loop (see the top of this file). */
@@ -151,6 +169,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   private async appendDurably(batch: readonly PendingAppend[]): Promise<AppendResult[]> {
+    await this.checkpointer?.ready();
     this.db.pragma('synchronous = NORMAL');
     let results: AppendResult[];
     try {
@@ -164,6 +183,7 @@ export class SqliteStore implements LedgerStore {
         return appended;
       })();
       budget.committed();
+      this.checkpointer?.committed();
     } finally {
       this.db.pragma('synchronous = FULL');
     }
@@ -284,7 +304,9 @@ export class SqliteStore implements LedgerStore {
 
   commitBlock(commit: BlockCommit): Promise<void> {
     return guardWrite('seal a block', this.health, isSqliteStorageFault, async () => {
+      await this.checkpointer?.ready();
       const settle = this.db.transaction(() => this.writeBlock(commit))();
+      this.checkpointer?.committed();
       settle();
     });
   }
@@ -509,13 +531,34 @@ export class SqliteStore implements LedgerStore {
     return new SqliteWebhookStore(this.db);
   }
 
+  /** The off-loop checkpoints' counts (null: an in-memory database, or SQLite checkpoints in the commit). */
+  walCheckpoints(): WalCheckpointStats | null {
+    return this.checkpointer?.snapshot() ?? null;
+  }
+
   async close(): Promise<void> {
+    await this.checkpointer?.close();
     const wal = this.wal;
     this.wal = null;
     if (wal !== null) await (await wal).close();
     if (this.db.open) this.db.close();
   }
 }
+
+/**
+ * Hands the WAL's checkpoints to a worker: SQLite's own (in the commit) switched off, and the WAL file
+ * truncated back to the checkpoints' start size whenever it starts over, so its size tells what is in use.
+ */
+function offLoopCheckpoints(db: Database.Database, database_path: string, limits: WalCheckpointLimits, logger: Logger | null): WalCheckpointer {
+  db.pragma('wal_autocheckpoint = 0');
+  db.pragma(`journal_size_limit = ${limits.start_bytes}`);
+  return new WalCheckpointer(database_path, limits, logger, () => {
+    if (db.open) db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+  });
+}
+
+/** SQLite's default: a checkpoint in the commit that takes the WAL past 1,000 pages. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 
 function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
