@@ -15,9 +15,9 @@ import { expectAcknowledgedInChain } from '../support/store-chain-audit.js';
 import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { waitUntilAllSealed } from '../support/sealed.js';
 import { ServiceProcess } from '../support/service-process.js';
+import { fillUntilFull } from '../support/full-disk.js';
 
 const TMPFS_SIZE = '6m';
-const CHUNK_BYTES = 16 * 1024;
 
 describe('a full disk under SQLite', () => {
   const mount_point = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-full-disk-'));
@@ -54,14 +54,7 @@ describe('a full disk under SQLite', () => {
 
     // Fill what is left of the disk.
     const filler = path.join(mount_point, 'filler');
-    const handle = fs.openSync(filler, 'w');
-    try {
-      for (;;) fs.writeSync(handle, Buffer.alloc(CHUNK_BYTES, 1));
-    } catch (error) {
-      expect((error as { code?: string }).code).toBe('ENOSPC');
-    } finally {
-      fs.closeSync(handle);
-    }
+    fillUntilFull(filler);
 
     let refused = 0;
     for (let index = 0; index < 200 && refused < 5; index += 1) {

@@ -12,9 +12,9 @@ import type Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { DEFAULT_WAL_CHECKPOINT_LIMITS } from '../../src/store/sqlite/wal-checkpointer.js';
+import { fillUntilFull } from '../support/full-disk.js';
 
 const TMPFS_SIZE = '8m';
-const CHUNK_BYTES = 16 * 1024;
 const ROWS = 600;
 
 describe('a full disk under the WAL checkpoints', () => {
@@ -47,14 +47,7 @@ describe('a full disk under the WAL checkpoints', () => {
       })();
       expect(store.walCheckpoints()?.completed).toBe(0);
       // Before that tick, the disk fills up: the checkpoint cannot grow the database file.
-      const handle = fs.openSync(filler, 'w');
-      try {
-        for (;;) fs.writeSync(handle, Buffer.alloc(CHUNK_BYTES, 1));
-      } catch (error) {
-        expect((error as { code?: string }).code).toBe('ENOSPC');
-      } finally {
-        fs.closeSync(handle);
-      }
+      fillUntilFull(filler);
       await vi.waitFor(() => expect(store.walCheckpoints()?.failed).toBeGreaterThan(0), { timeout: 5000 });
       expect(store.walCheckpoints()?.completed).toBe(0);
       expect(warnings.some((args) => String((args as unknown[])[1]).includes('a WAL checkpoint failed'))).toBe(true);

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type Database from 'better-sqlite3';
+import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Transaction } from '../../src/domain/transaction.js';
@@ -25,8 +25,8 @@ function pending(index: number): Transaction {
   return pendingTransaction(preimage);
 }
 
-function connectionOf(store: SqliteStore): Database.Database {
-  return (store as unknown as { db: Database.Database }).db;
+function connectionOf(store: SqliteStore): Database {
+  return (store as unknown as { db: Database }).db;
 }
 
 describe('SQLite WAL checkpoints off the event loop', () => {
@@ -103,6 +103,38 @@ describe('SQLite WAL checkpoints off the event loop', () => {
       expect(reopened.walCheckpoints()).toBeNull();
     } finally {
       await reopened.close();
+    }
+  });
+
+  it('does not hold writes while a reader (a backup, an audit) keeps part of the WAL, and copies it once the reader is done', async () => {
+    const file = ledgerFile();
+    const store = SqliteStore.open({ path: file, wal_checkpoints: TIGHT });
+    const reader = new BetterSqlite3(file, { readonly: true });
+    try {
+      await store.appendPending([{ transaction: pending(10_000_000), idempotency: null }]);
+      // A read transaction's snapshot: no checkpoint may copy past it while it lasts.
+      reader.exec('BEGIN');
+      reader.prepare('SELECT count(*) FROM transactions').get();
+      await appendAll(store, () => undefined);
+      const held = store.walCheckpoints();
+      expect(held?.partial).toBeGreaterThan(0);
+      expect(held?.write_waits).toBeGreaterThan(0);
+      // A write that finds the WAL held gives up waiting after one checkpoint that could not copy it all
+      // (waiting for more would only repeat that one until the reader is done).
+      expect(held?.partial).toBeLessThanOrEqual(BATCHES + 1 + 2 * (held?.write_waits ?? 0));
+      expect(fs.statSync(`${file}-wal`).size).toBeGreaterThan(TIGHT.limit_bytes);
+      reader.exec('COMMIT');
+      // The next write after the reader is gone: a checkpoint copies everything, and the WAL starts over.
+      let next = BATCHES * BATCH_SIZE;
+      await vi.waitFor(async () => {
+        next += 1;
+        await store.appendPending([{ transaction: pending(next), idempotency: null }]);
+        expect(store.walCheckpoints()?.completed).toBeGreaterThan(held?.completed ?? 0);
+        expect(fs.statSync(`${file}-wal`).size).toBeLessThanOrEqual(TIGHT.limit_bytes);
+      }, { timeout: 5000, interval: 50 });
+    } finally {
+      reader.close();
+      await store.close();
     }
   });
 

@@ -99,6 +99,8 @@ export class WalCheckpointer {
   /** Commits reported so far: a checkpoint that saw none during its run has copied the whole WAL. */
   private commits = 0;
   private caught_up = true;
+  /** The last checkpoint could not copy every frame: a reader's snapshot still needs some. */
+  private held_by_reader = false;
   /** The WAL's size at the last tick: writes that do not report their commits show as a change of it. */
   private polled_bytes = 0;
   private retry_after_ms = 0;
@@ -150,6 +152,8 @@ export class WalCheckpointer {
       rounds += 1;
       if (this.running === null && Date.now() < this.retry_after_ms) return;
       await (this.running ?? this.start());
+      // A reader (a backup, an audit) holds part of the WAL: no checkpoint can copy it before it is done.
+      if (this.held_by_reader) return;
     }
   }
 
@@ -189,6 +193,7 @@ export class WalCheckpointer {
       return;
     }
     const complete = reply.busy === 0 && reply.log === reply.checkpointed;
+    this.held_by_reader = !complete;
     if (complete) this.stats.completed += 1;
     else this.stats.partial += 1;
     if (complete && this.commits === commits_at_start) {
