@@ -138,6 +138,23 @@ describe('SQLite WAL checkpoints off the event loop', () => {
     }
   });
 
+  it('makes one checkpoint per start size of WAL that small commits add up to, not one per commit', async () => {
+    const file = ledgerFile();
+    const store = SqliteStore.open({ path: file, wal_checkpoints: { ...TIGHT, tick_ms: 60_000 } });
+    const commits = 300;
+    try {
+      for (let index = 0; index < commits; index += 1) await store.appendPending([{ transaction: pending(index), idempotency: null }]);
+      const stats = store.walCheckpoints();
+      const checkpoints = (stats?.completed ?? 0) + (stats?.partial ?? 0);
+      expect(checkpoints).toBeGreaterThan(0);
+      // Each of these commits adds a few pages (well under the start size): several add up to one checkpoint.
+      expect(checkpoints).toBeLessThan(commits / 2);
+      expect(await store.pendingCount()).toBe(commits);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('catches up, within a tick, with a WAL that grew without an append or a block saying so', async () => {
     const file = ledgerFile();
     const store = SqliteStore.open({ path: file, wal_checkpoints: { ...TIGHT, tick_ms: 50 } });

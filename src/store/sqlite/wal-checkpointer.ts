@@ -11,8 +11,8 @@
  * docs/performance.md, "SQLite's checkpoints off the event loop").
  *
  * The store's connection runs with `wal_autocheckpoint = 0`; after each append and block commit it
- * tells this checkpointer, which starts a PASSIVE checkpoint on the worker once the WAL file is past
- * `start_bytes` (and, for writes that never say, once a second). A PASSIVE checkpoint never blocks a
+ * tells this checkpointer, which starts a PASSIVE checkpoint on the worker each time the WAL file has
+ * grown by `start_bytes` (and, for writes that never say, once a second). A PASSIVE checkpoint never blocks a
  * writer, so commits go on meanwhile; their frames are left for the next checkpoint, and the WAL can
  * only start over from its beginning once a checkpoint has copied every frame with no commit in
  * between. So that the WAL stays bounded, a large write (an append, a block) waits, without holding
@@ -29,7 +29,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 
 export type WalCheckpointLimits = {
-  /** A checkpoint starts once the WAL file is past this size (SQLite's own default is 1,000 pages, about 4 MiB). */
+  /** A checkpoint starts each time the WAL file has grown by this much (SQLite's own default is 1,000 pages, about 4 MiB). */
   start_bytes: number;
   /** Past this size, appends and block commits wait until a checkpoint has copied the whole WAL. */
   limit_bytes: number;
@@ -101,6 +101,8 @@ export class WalCheckpointer {
   private caught_up = true;
   /** The last checkpoint could not copy every frame: a reader's snapshot still needs some. */
   private held_by_reader = false;
+  /** The WAL's size when the last checkpoint started. */
+  private checkpoint_start_bytes = 0;
   /** The WAL's size at the last tick: writes that do not report their commits show as a change of it. */
   private polled_bytes = 0;
   private retry_after_ms = 0;
@@ -132,7 +134,19 @@ export class WalCheckpointer {
     this.commits += 1;
     this.caught_up = false;
     this.stats.wal_bytes = walBytes(this.wal_path);
-    if (this.running === null && this.stats.wal_bytes > this.limits.start_bytes && Date.now() >= this.retry_after_ms) this.start();
+    if (this.running === null && this.grownSinceLastCheckpoint() && Date.now() >= this.retry_after_ms) void this.start();
+  }
+
+  /**
+   * Whether the WAL has grown by `start_bytes` since the last checkpoint started (or, when it has started
+   * over since, past `start_bytes` in all): small commits add up to one checkpoint per `start_bytes` of
+   * WAL, not one each (a message to the worker and a copy with two fsyncs per commit, measured).
+   */
+  private grownSinceLastCheckpoint(): boolean {
+    const bytes = this.stats.wal_bytes;
+    // The file only shrinks when the WAL starts over (journal_size_limit): then all of it is new.
+    const base = bytes < this.checkpoint_start_bytes ? 0 : this.checkpoint_start_bytes;
+    return bytes > this.limits.start_bytes && bytes - base >= this.limits.start_bytes;
   }
 
   /** Once a second: catches up with writes that do not report their commits, and retries a partial checkpoint. */
@@ -168,6 +182,7 @@ export class WalCheckpointer {
 
   private start(): Promise<void> {
     const commits_at_start = this.commits;
+    this.checkpoint_start_bytes = this.stats.wal_bytes;
     const id = this.next_id;
     this.next_id += 1;
     // Held while a checkpoint runs (a write may be waiting for it), let go of when idle.
@@ -196,12 +211,8 @@ export class WalCheckpointer {
     this.held_by_reader = !complete;
     if (complete) this.stats.completed += 1;
     else this.stats.partial += 1;
-    if (complete && this.commits === commits_at_start) {
-      this.caught_up = true;
-      return;
-    }
-    // Commits came in meanwhile: their frames are the next checkpoint's, as SQLite's own would copy them at the next commit.
-    if (this.commits !== commits_at_start && this.stats.wal_bytes > this.limits.start_bytes && !this.closed) void this.start();
+    // Commits that came in meanwhile are the next checkpoint's, once they add up to `start_bytes` (or a write waits for it).
+    if (complete && this.commits === commits_at_start) this.caught_up = true;
   }
 
   private workerFailed(error: Error): void {
