@@ -218,7 +218,7 @@ export class LedgerMetrics implements BlockSealObserver {
     });
     new Gauge({
       name: 'tabula_sqlite_wal_bytes',
-      help: 'Size of the SQLite WAL file at the last commit the checkpointer was told of',
+      help: 'Size of the SQLite WAL file at the last commit the checkpointer was told of, or its last tick (once a second)',
       registers,
       collect() {
         this.set(source()?.wal_bytes ?? 0);

@@ -105,6 +105,7 @@ export class WalCheckpointer {
   private checkpoint_start_bytes = 0;
   /** The WAL's size at the last tick: writes that do not report their commits show as a change of it. */
   private polled_bytes = 0;
+  /** No checkpoint starts before this moment (`performance.now()`) after one failed. */
   private retry_after_ms = 0;
   private closed = false;
   private readonly stats: WalCheckpointStats = { completed: 0, partial: 0, failed: 0, write_waits: 0, wal_bytes: 0, off_loop: true };
@@ -128,13 +129,13 @@ export class WalCheckpointer {
     return { ...this.stats };
   }
 
-  /** After a commit: the WAL has grown; start a checkpoint if it is past its start size and none runs. */
+  /** After a commit: the WAL has grown; start a checkpoint if it grew by its start size since the last one and none runs. */
   committed(): void {
     if (!this.stats.off_loop) return;
     this.commits += 1;
     this.caught_up = false;
     this.stats.wal_bytes = walBytes(this.wal_path);
-    if (this.running === null && this.grownSinceLastCheckpoint() && Date.now() >= this.retry_after_ms) void this.start();
+    if (this.running === null && this.grownSinceLastCheckpoint() && performance.now() >= this.retry_after_ms) void this.start();
   }
 
   /**
@@ -155,7 +156,7 @@ export class WalCheckpointer {
     const changed = bytes !== this.polled_bytes;
     this.polled_bytes = bytes;
     this.stats.wal_bytes = bytes;
-    if (this.running === null && bytes > this.limits.start_bytes && (changed || !this.caught_up) && Date.now() >= this.retry_after_ms) void this.start();
+    if (this.running === null && bytes > this.limits.start_bytes && (changed || !this.caught_up) && performance.now() >= this.retry_after_ms) void this.start();
   }
 
   /** Before a large write: resolves at once unless the WAL is past its limit and not yet fully copied. */
@@ -164,7 +165,7 @@ export class WalCheckpointer {
     while (this.stats.off_loop && !this.caught_up && this.stats.wal_bytes > this.limits.limit_bytes && rounds < this.limits.wait_rounds_max) {
       if (rounds === 0) this.stats.write_waits += 1;
       rounds += 1;
-      if (this.running === null && Date.now() < this.retry_after_ms) return;
+      if (this.running === null && performance.now() < this.retry_after_ms) return;
       await (this.running ?? this.start());
       // A reader (a backup, an audit) holds part of the WAL: no checkpoint can copy it before it is done.
       if (this.held_by_reader) return;
@@ -203,8 +204,11 @@ export class WalCheckpointer {
       this.stats.failed += 1;
       // What it did not copy is still to copy: the next tick after the pause tries again.
       this.caught_up = false;
-      this.retry_after_ms = Date.now() + this.limits.retry_ms;
-      this.logger?.warn({ code: reply.error.code, err_message: reply.error.message, wal_bytes: this.stats.wal_bytes }, 'a WAL checkpoint failed; the next is tried in a second');
+      this.retry_after_ms = performance.now() + this.limits.retry_ms;
+      this.logger?.warn(
+        { code: reply.error.code, err_message: reply.error.message, wal_bytes: this.stats.wal_bytes, retry_ms: this.limits.retry_ms },
+        'a WAL checkpoint failed; nothing is lost, the WAL grows until the next one, tried after retry_ms',
+      );
       return;
     }
     const complete = reply.busy === 0 && reply.log === reply.checkpointed;
