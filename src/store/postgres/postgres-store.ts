@@ -527,7 +527,7 @@ export class PostgresStore implements LedgerStore {
   async claimBalanceRoot(block_number: number, root: string): Promise<string> {
     await run(this.pool, 'claimBalanceRoot', [block_number, root]);
     const stored = await this.balanceRoot(block_number);
-    if (stored === null) throw new Error(`the balance root of block ${block_number} was claimed but cannot be read back`);
+    assert(stored !== null, `the balance root of block ${block_number} was claimed but cannot be read back`);
     return stored;
   }
 
@@ -591,7 +591,7 @@ export class PostgresStore implements LedgerStore {
   async claimSetting(name: string, value: string): Promise<string> {
     await run(this.pool, 'claimSetting', [name, value]);
     const stored = await this.getSetting(name);
-    if (stored === null) throw new Error(`setting ${name} was claimed but cannot be read back`);
+    assert(stored !== null, `setting ${name} was claimed but cannot be read back`);
     return stored;
   }
 
@@ -708,7 +708,7 @@ async function appendBatch(
       continue;
     }
     const record = holders.get(idempotencyId(item.idempotency.caller, item.idempotency.key));
-    if (record === undefined) throw new Error(`idempotency key of ${item.transaction.tx_hash} was neither claimed nor found`);
+    assert(record !== undefined, `idempotency key of ${item.transaction.tx_hash} was neither claimed nor found`);
     // The key's holder in this very batch was refused (and its claim released): so is its repeat.
     const holder_retry_after_s = refused_hashes.get(record.tx_hash);
     results.push(holder_retry_after_s === undefined ? { kind: 'replay', record } : { kind: 'refused', retry_after_s: holder_retry_after_s });

@@ -437,7 +437,7 @@ export class SqliteStore implements LedgerStore {
   async claimBalanceRoot(block_number: number, root: string): Promise<string> {
     this.statements.claimBalanceRoot.run(block_number, root);
     const stored = await this.balanceRoot(block_number);
-    if (stored === null) throw new Error(`the balance root of block ${block_number} was claimed but cannot be read back`);
+    assert(stored !== null, `the balance root of block ${block_number} was claimed but cannot be read back`);
     return stored;
   }
 
@@ -519,7 +519,9 @@ export class SqliteStore implements LedgerStore {
 
   async claimSetting(name: string, value: string): Promise<string> {
     this.statements.claimSetting.run(name, value);
-    return this.statements.getSetting.pluck().get(name) as string;
+    const stored = this.statements.getSetting.pluck().get(name) as string | undefined;
+    assert(stored !== undefined, `setting ${name} was claimed but cannot be read back`);
+    return stored;
   }
 
   async ping(): Promise<void> {
