@@ -97,6 +97,20 @@ function stepsOf(profile: Profile): Map<number, string> {
 }
 
 /** Milliseconds per step of the samples taken between `from_us` and `to_us` (monotonic clock, µs). */
+/**
+ * V8 writes one profile per thread, named `CPU.<date>.<time>.<pid>.<thread id>.<sequence>.cpuprofile`;
+ * the main thread's id is 0.
+ */
+export function profilesByThread(names: readonly string[]): { main: string | null; others: string[] } {
+  const main = names.filter((name) => /\.\d+\.0\.\d+\.cpuprofile$/.test(name));
+  if (main.length > 1) throw new BenchError(`more than one profile of a main thread: ${main.join(', ')}`);
+  return { main: main[0] ?? null, others: names.filter((name) => !main.includes(name)) };
+}
+
+function busyMs(steps: Map<string, number>): number {
+  return [...steps].filter(([step]) => !step.startsWith('idle')).reduce((sum, [, ms]) => sum + ms, 0);
+}
+
 export function stepTimes(profile: Profile, from_us: number, to_us: number): { window_ms: number; steps: Map<string, number> } {
   const steps_of = stepsOf(profile);
   const steps = new Map<string, number>();
@@ -123,6 +137,8 @@ type Breakdown = {
   /** Microseconds per unit, per step; idle is listed but not part of `busy_us`. */
   steps: Array<{ step: string; us: number; share: number }>;
   busy_us: number;
+  /** Microseconds per unit that worker threads were busy (not idle) beside the event loop: not part of `busy_us`. */
+  other_threads_busy_us: number;
 };
 
 async function main(): Promise<void> {
@@ -230,22 +246,28 @@ async function profileScenario(run: ScenarioRun): Promise<Breakdown> {
   const to_us = Number(process.hrtime.bigint() / 1000n);
   await service.stop();
   if (result.errors > 0) throw new BenchError(`${run.name}: ${result.errors} errors (${JSON.stringify(result.status_counts)})`);
-  const files = fs.readdirSync(run.profile_dir).filter((name) => name.endsWith('.cpuprofile'));
-  if (files.length !== 1) throw new BenchError(`${run.name}: expected one profile in ${run.profile_dir}, found ${files.length}`);
-  const profile = JSON.parse(fs.readFileSync(path.join(run.profile_dir, files[0] as string), 'utf8')) as Profile;
-  const { window_ms, steps } = stepTimes(profile, from_us, to_us);
+  const { main, others } = profilesByThread(fs.readdirSync(run.profile_dir).filter((name) => name.endsWith('.cpuprofile')));
+  if (main === null) throw new BenchError(`${run.name}: no profile of the main thread in ${run.profile_dir}`);
+  const readProfile = (name: string) => JSON.parse(fs.readFileSync(path.join(run.profile_dir, name), 'utf8')) as Profile;
+  const { window_ms, steps } = stepTimes(readProfile(main), from_us, to_us);
+  // Worker threads (the SQLite store's WAL checkpoints) work beside the event loop: their busy time is reported apart.
+  const other_threads_ms = others.reduce((sum, name) => sum + busyMs(stepTimes(readProfile(name), from_us, to_us).steps), 0);
   const window_s = (to_us - from_us) / 1e6;
   if (window_ms < 0.8 * window_s * 1000) throw new BenchError(`${run.name}: the profile covers ${window_ms.toFixed(0)} ms of the ${(window_s * 1000).toFixed(0)} ms loaded: clocks not aligned?`);
   const units = run.name === 'batch' ? result.batch_items?.accepted ?? 0 : result.requests;
   if (units === 0) throw new BenchError(`${run.name}: nothing was answered`);
   const rows = [...steps].map(([step, ms]) => ({ step, us: (ms * 1000) / units, share: ms / window_ms })).sort((a, b) => b.us - a.us);
   const busy_us = rows.filter((row) => !row.step.startsWith('idle')).reduce((sum, row) => sum + row.us, 0);
-  return { scenario: run.name, units, unit: run.name === 'batch' ? 'transaction' : 'request', units_per_s: units / result.duration_s, load_average, steps: rows, busy_us };
+  return {
+    scenario: run.name, units, unit: run.name === 'batch' ? 'transaction' : 'request', units_per_s: units / result.duration_s, load_average, steps: rows, busy_us,
+    other_threads_busy_us: (other_threads_ms * 1000) / units,
+  };
 }
 
 function print(result: Breakdown): void {
   console.log(`\n${result.scenario}: ${Math.round(result.units_per_s).toLocaleString('en-US')} ${result.unit}s/s, ${result.busy_us.toFixed(1)} µs busy per ${result.unit} (load average ${result.load_average.toFixed(1)})`);
   for (const row of result.steps) console.log(`  ${row.us.toFixed(1).padStart(8)} µs  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.step}`);
+  if (result.other_threads_busy_us > 0) console.log(`  ${result.other_threads_busy_us.toFixed(1).padStart(8)} µs          other threads, beside the event loop (the WAL checkpoint worker)`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

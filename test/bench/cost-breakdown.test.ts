@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stepTimes } from '../../bench/cost-breakdown.js';
+import { profilesByThread, stepTimes } from '../../bench/cost-breakdown.js';
 
 /** A CPU profile as V8 writes it: a call tree, and one sample (a leaf id) per time delta in µs. */
 function profileOf(tree: Array<{ id: number; name: string; url: string; children?: number[] }>, samples: Array<[number, number]>) {
@@ -57,5 +57,12 @@ describe('cost breakdown: samples charged to steps', () => {
     const { window_ms, steps } = stepTimes(profile, 1_000_150, 1_000_300);
     expect(window_ms).toBeCloseTo(0.2);
     expect([...steps.keys()].sort()).toEqual(['body parse (JSON, exact numbers)', 'sealing (block producer, its store calls included)']);
+  });
+
+  it('tells the main thread\'s profile from the worker threads\' (V8 writes one per thread)', () => {
+    const names = ['CPU.20261127.021501.4242.0.001.cpuprofile', 'CPU.20261127.021501.4242.1.002.cpuprofile'];
+    expect(profilesByThread(names)).toEqual({ main: names[0], others: [names[1]] });
+    expect(profilesByThread([names[1] as string])).toEqual({ main: null, others: [names[1]] });
+    expect(() => profilesByThread([names[0] as string, 'CPU.20261127.021502.4243.0.001.cpuprofile'])).toThrow(/more than one profile of a main thread/);
   });
 });
