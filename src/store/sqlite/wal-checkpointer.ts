@@ -135,7 +135,12 @@ export class WalCheckpointer {
     this.commits += 1;
     this.caught_up = false;
     this.stats.wal_bytes = walBytes(this.wal_path);
-    if (this.running === null && this.grownSinceLastCheckpoint() && performance.now() >= this.retry_after_ms) void this.start();
+    if (this.mayStart() && this.grownSinceLastCheckpoint()) void this.start();
+  }
+
+  /** No checkpoint runs, the checkpointer is open, and no pause after a failed one is under way. */
+  private mayStart(): boolean {
+    return this.running === null && !this.closed && performance.now() >= this.retry_after_ms;
   }
 
   /**
@@ -156,7 +161,7 @@ export class WalCheckpointer {
     const changed = bytes !== this.polled_bytes;
     this.polled_bytes = bytes;
     this.stats.wal_bytes = bytes;
-    if (this.running === null && bytes > this.limits.start_bytes && (changed || !this.caught_up) && performance.now() >= this.retry_after_ms) void this.start();
+    if (this.mayStart() && bytes > this.limits.start_bytes && (changed || !this.caught_up)) void this.start();
   }
 
   /** Before a large write: resolves at once unless the WAL is past its limit and not yet fully copied. */
@@ -165,7 +170,7 @@ export class WalCheckpointer {
     while (this.stats.off_loop && !this.caught_up && this.stats.wal_bytes > this.limits.limit_bytes && rounds < this.limits.wait_rounds_max) {
       if (rounds === 0) this.stats.write_waits += 1;
       rounds += 1;
-      if (this.running === null && performance.now() < this.retry_after_ms) return;
+      if (this.running === null && !this.mayStart()) return;
       await (this.running ?? this.start());
       // A reader (a backup, an audit) holds part of the WAL: no checkpoint can copy it before it is done.
       if (this.held_by_reader) return;
