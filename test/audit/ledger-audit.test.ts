@@ -70,7 +70,8 @@ async function buildLedger(store: LedgerStore): Promise<Hashes> {
 
 type Tampering = {
   name: string;
-  sql: (hashes: Hashes) => string;
+  /** On PostgreSQL a transaction's outcome is a row of transaction_outcomes (schema.ts, version 11). */
+  sql: (hashes: Hashes, kind: StoreKind) => string;
   expected: (hashes: Hashes) => { code: string; block_number: number | null; tx_hash: string | null };
   reason: RegExp;
 };
@@ -102,7 +103,9 @@ const TAMPERINGS: Tampering[] = [
   },
   {
     name: "a failed transaction's outcome",
-    sql: (h) => `UPDATE transactions SET status = 'confirmed', error = NULL WHERE tx_hash = '${h.carol_overdraws}'`,
+    sql: (h, kind) => kind === 'sqlite'
+      ? `UPDATE transactions SET status = 'confirmed', error = NULL WHERE tx_hash = '${h.carol_overdraws}'`
+      : `UPDATE transaction_outcomes SET error = NULL WHERE seq = (SELECT seq FROM transactions WHERE tx_hash = '${h.carol_overdraws}')`,
     expected: (h) => ({ code: 'outcome_mismatch', block_number: 2, tx_hash: h.carol_overdraws }),
     reason: /^stored as confirmed, but it replays as failed \(insufficient_funds\)$/,
   },
@@ -237,7 +240,7 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('tabula audit on %s', (kind) =>
   it.each(TAMPERINGS)('exits 3 naming the first discrepancy when $name is altered', async (tampering) => {
     const copy = await ledger.copy();
     try {
-      await copy.alter(tampering.sql(ledger.hashes));
+      await copy.alter(tampering.sql(ledger.hashes, kind));
       const expected = tampering.expected(ledger.hashes);
       const run = await tabula(['audit', '--database-url', copy.url, '--json']);
       expect(run.status, run.stderr).toBe(3);

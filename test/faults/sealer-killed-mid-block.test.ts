@@ -70,6 +70,12 @@ const SEAL_STATE_SQL = {
   orphaned: "SELECT count(*) AS n FROM transactions WHERE status <> 'pending' AND (block_number IS NULL OR block_number NOT IN (SELECT number FROM blocks))",
   in_blocks: 'SELECT coalesce(sum(transactions_count), 0) AS n FROM blocks',
 };
+/** The same on PostgreSQL, whose outcomes are rows of their own (schema.ts, version 11). */
+const POSTGRES_SEAL_STATE_SQL = {
+  sealed: 'SELECT count(*) AS n FROM transaction_outcomes',
+  orphaned: 'SELECT count(*) AS n FROM transaction_outcomes WHERE block_number NOT IN (SELECT number FROM blocks) OR seq NOT IN (SELECT seq FROM transactions)',
+  in_blocks: SEAL_STATE_SQL.in_blocks,
+};
 
 async function sealState(database: TestDatabase): Promise<SealState> {
   if (database.kind === 'sqlite') {
@@ -85,7 +91,7 @@ async function sealState(database: TestDatabase): Promise<SealState> {
   const client = await connectToSchema(database);
   try {
     const count = async (sql: string) => Number((await client.query<{ n: string }>(sql)).rows[0]?.n ?? 0);
-    return { sealed: await count(SEAL_STATE_SQL.sealed), orphaned: await count(SEAL_STATE_SQL.orphaned), in_blocks: await count(SEAL_STATE_SQL.in_blocks) };
+    return { sealed: await count(POSTGRES_SEAL_STATE_SQL.sealed), orphaned: await count(POSTGRES_SEAL_STATE_SQL.orphaned), in_blocks: await count(POSTGRES_SEAL_STATE_SQL.in_blocks) };
   } finally {
     await client.end();
   }

@@ -57,22 +57,39 @@ describe('PostgreSQL schema', () => {
     expect((await sql.query('SELECT COUNT(*)::int AS count FROM blocks')).rows[0].count).toBe(2);
   });
 
-  it('never changes a sealed transaction, and never deletes one', async () => {
-    await refuses("UPDATE transactions SET status = 'failed', error = 'insufficient_funds' WHERE status = 'confirmed'");
-    await refuses("UPDATE transactions SET amount = 1 WHERE status = 'pending'");
-    await refuses("DELETE FROM transactions WHERE status = 'pending'");
-    await refuses('TRUNCATE transactions CASCADE');
+  it('never changes a transaction or its outcome, and never deletes either', async () => {
+    await refuses('UPDATE transactions SET amount = 1 WHERE seq = (SELECT seq FROM pending_transactions)');
+    await refuses('UPDATE transactions SET nonce = nonce');
+    await refuses("UPDATE transaction_outcomes SET error = 'insufficient_funds'");
+    await refuses('UPDATE transaction_outcomes SET position = position');
+    await refuses('DELETE FROM transactions WHERE seq = (SELECT seq FROM pending_transactions)');
+    await refuses('DELETE FROM transaction_outcomes');
+    await refuses('UPDATE pending_transactions SET seq = seq + 100');
+    for (const table of ['transactions', 'transaction_outcomes', 'pending_transactions']) await refuses(`TRUNCATE ${table} CASCADE`);
+    expect((await sql.query('SELECT COUNT(*)::int AS count FROM transaction_outcomes')).rows[0].count).toBe(1);
   });
 
-  it('seals a pending transaction only into the newest block, consistently', async () => {
-    await refuses("UPDATE transactions SET status = 'confirmed', block_number = 0, position = 0 WHERE status = 'pending'");
-    await refuses("UPDATE transactions SET status = 'confirmed' WHERE status = 'pending'");
-    await refuses("UPDATE transactions SET status = 'failed', block_number = 1, position = 1 WHERE status = 'pending'");
+  it('seals a pending transaction once, only into the newest block, and only as it leaves the pending queue', async () => {
+    const seal = (block_number: number, amount_out: number | null = null) => `WITH dequeued AS (DELETE FROM pending_transactions RETURNING seq)
+      INSERT INTO transaction_outcomes (seq, block_number, position, error, amount_out) SELECT seq, ${block_number}, 1, NULL, ${amount_out} FROM dequeued`;
+    await refuses(seal(0));
     // No block 7 (the guard is the newest-block check, once per statement, not a foreign key per row).
-    await refuses("UPDATE transactions SET status = 'confirmed', block_number = 7, position = 0 WHERE status = 'pending'");
-    await refuses("UPDATE transactions SET seq = DEFAULT WHERE status = 'pending'");
-    await refuses("UPDATE transactions SET nonce = 'x' WHERE status = 'pending'");
-    expect((await sql.query("SELECT COUNT(*)::int AS count FROM transactions WHERE status = 'pending'")).rows[0].count).toBe(1);
+    await refuses(seal(7));
+    // A payout is a swap's only (the pending transaction is a mint).
+    await refuses(seal(1, 5));
+    // An outcome for a transaction still queued, for one sealed already, for one that does not exist.
+    await refuses('INSERT INTO transaction_outcomes (seq, block_number, position) SELECT seq, 1, 1 FROM pending_transactions');
+    await refuses('INSERT INTO transaction_outcomes (seq, block_number, position) SELECT seq, 1, 1 FROM transaction_outcomes');
+    await refuses('INSERT INTO transaction_outcomes (seq, block_number, position) VALUES (1000, 1, 1)');
+    // Taken off the queue without an outcome: it would never be sealed.
+    await refuses('DELETE FROM pending_transactions');
+    // A position before the block's first (a status without its error cannot be written: the status is the error's absence).
+    await refuses(`WITH dequeued AS (DELETE FROM pending_transactions RETURNING seq)
+      INSERT INTO transaction_outcomes (seq, block_number, position, error, amount_out) SELECT seq, 1, -1, NULL, NULL FROM dequeued`);
+    expect((await sql.query('SELECT COUNT(*)::int AS count FROM pending_transactions')).rows[0].count).toBe(1);
+    // The sealing statement itself, into the newest block, is what the schema lets through.
+    await sql.query(seal(1));
+    expect((await sql.query('SELECT COUNT(*)::int AS count FROM pending_transactions')).rows[0].count).toBe(0);
   });
 
   it('refuses a block that goes back in time, skips a number, or declares transactions it does not seal', async () => {
@@ -197,10 +214,10 @@ describe('PostgreSQL schema', () => {
       }
     });
 
-    it.each(['pendingTransactions', 'pendingPostings'] as const)('%s takes pending transactions from the partial index of pending ones', async (name) => {
+    it.each(['pendingTransactions', 'pendingPostings'] as const)('%s takes pending transactions from the queue of pending ones, in its order', async (name) => {
       await sql.query('SET enable_seqscan = off');
       const plan = (await sql.query(`EXPLAIN ${SQL[name]}`, [10])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
-      expect(plan).toMatch(/transactions_pending/);
+      expect(plan).toMatch(/Index (Only )?Scan using pending_transactions_pkey/);
     });
   });
 });

@@ -11,14 +11,15 @@ import type { AuditReader, BalanceKey, StoredAccount } from '../../audit/audit-r
 import type { Transaction } from '../../domain/transaction.js';
 import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../../service/ledger-store.js';
 import { connectionSettings, type PostgresConnection } from './connection.js';
+import { OUTCOME_STATUS_SQL } from './schema.js';
 import { toStoredHeader, toTransaction, type BlockRow, type TransactionRow } from './postgres-store.js';
 
 const BLOCK_COLUMNS = `number::text AS number, hash, parent_hash, timestamp::text AS timestamp, transactions_count, transactions_root,
   total_transactions::text AS total_transactions, total_users::text AS total_users, transfer_volume_totals, native_price,
   swap_volume_usd::text AS swap_volume_usd`;
-const TRANSACTION_COLUMNS = `seq::text AS seq, tx_hash, from_id, to_id, amount::text AS amount, token, type, metadata, nonce,
-  timestamp::text AS timestamp, status, block_number::text AS block_number, NULL AS block_hash, position, error,
-  min_receive::text AS min_receive, amount_out::text AS amount_out, token_out`;
+const TRANSACTION_COLUMNS = `t.seq::text AS seq, t.tx_hash, t.from_id, t.to_id, t.amount::text AS amount, t.token, t.type, t.metadata, t.nonce,
+  t.timestamp::text AS timestamp, ${OUTCOME_STATUS_SQL} AS status, o.block_number::text AS block_number, NULL AS block_hash, o.position, o.error,
+  t.min_receive::text AS min_receive, o.amount_out::text AS amount_out, t.token_out`;
 
 /** Every statement of the reader, exported so that tests can check their query plans. */
 export const AUDIT_SQL = {
@@ -26,9 +27,11 @@ export const AUDIT_SQL = {
   latestBlock: `SELECT ${BLOCK_COLUMNS} FROM blocks ORDER BY blocks.number DESC LIMIT 1`,
   blocks: `SELECT ${BLOCK_COLUMNS} FROM blocks WHERE blocks.number >= $1 ORDER BY blocks.number LIMIT $2`,
   historyNodes: `SELECT level, idx, encode(hash, 'hex') AS hash FROM history_nodes WHERE level = $1 AND idx >= $2 AND idx <= $3 ORDER BY idx`,
-  blockTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t
-       WHERE t.block_number >= $1 AND t.block_number <= $2 ORDER BY t.block_number, t.position LIMIT $3`,
-  unsealedTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t WHERE t.seq > $1 AND t.block_number IS NULL ORDER BY t.seq LIMIT $2`,
+  blockTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transaction_outcomes o JOIN transactions t ON t.seq = o.seq
+       WHERE o.block_number >= $1 AND o.block_number <= $2 ORDER BY o.block_number, o.position LIMIT $3`,
+  // Every transaction without an outcome, queued or not: the audit reports one the sealer would never take.
+  unsealedTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN transaction_outcomes o ON o.seq = t.seq
+       WHERE t.seq > $1 AND o.seq IS NULL ORDER BY t.seq LIMIT $2`,
   firstBalances: 'SELECT user_id, token, units::text AS units FROM balances ORDER BY user_id, token LIMIT $1',
   balancesAfter: 'SELECT user_id, token, units::text AS units FROM balances WHERE (user_id, token) > ($1, $2) ORDER BY user_id, token LIMIT $3',
   firstAccounts: 'SELECT user_id, last_transfer_at::text AS last_transfer_at FROM accounts ORDER BY user_id LIMIT $1',

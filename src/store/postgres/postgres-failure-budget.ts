@@ -42,10 +42,11 @@ export const FAILURE_BUDGET_SQL = {
   // Every writer takes this row last (or, here, first and alone): see the module's comment.
   lockEventCounter: 'SELECT last_sequence::text AS last_sequence FROM event_counter WHERE id = 1 FOR UPDATE',
   appendedBetween: `${DEBITS_GROUPED} WHERE event_seq > $1 AND event_seq <= $2 AND type IN (${DEBIT_TYPES_SQL}) GROUP BY from_id, token`,
-  sealedBetween: `SELECT t.from_id AS user_id, t.token, SUM(t.amount)::text AS units FROM block_events e JOIN transactions t ON t.block_number = e.number
+  sealedBetween: `SELECT t.from_id AS user_id, t.token, SUM(t.amount)::text AS units FROM block_events e
+       JOIN transaction_outcomes o ON o.block_number = e.number JOIN transactions t ON t.seq = o.seq
        WHERE e.first_sequence > $1 AND e.first_sequence <= $2 AND t.type IN (${DEBIT_TYPES_SQL}) GROUP BY t.from_id, t.token`,
-  pendingNow: `${DEBITS_GROUPED} WHERE status = 'pending' AND type IN (${DEBIT_TYPES_SQL}) GROUP BY from_id, token`,
-  blockDebits: `${DEBITS_GROUPED} WHERE block_number = $1 AND type IN (${DEBIT_TYPES_SQL}) GROUP BY from_id, token`,
+  pendingNow: `${DEBITS_GROUPED} WHERE seq IN (SELECT seq FROM pending_transactions) AND type IN (${DEBIT_TYPES_SQL}) GROUP BY from_id, token`,
+  blockDebits: `${DEBITS_GROUPED} WHERE seq IN (SELECT seq FROM transaction_outcomes WHERE block_number = $1) AND type IN (${DEBIT_TYPES_SQL}) GROUP BY from_id, token`,
   lockBudgets: `INSERT INTO failure_budgets AS f (subject, window_start_s, charged)
        SELECT subject, window_start_s, 0 FROM unnest($1::text[], $2::bigint[]) AS k(subject, window_start_s) ORDER BY subject, window_start_s
        ON CONFLICT (subject, window_start_s) DO UPDATE SET charged = f.charged

@@ -40,7 +40,7 @@ import type { DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
 import { assert } from '../../domain/errors.js';
 import { POOL_ACCOUNT_SQL } from '../system-accounts-sql.js';
-import { LOCK_CLASS, MIGRATIONS } from './schema.js';
+import { LOCK_CLASS, MIGRATIONS, OUTCOME_STATUS_SQL } from './schema.js';
 import { inTransaction, watchCheckedOut } from './transaction.js';
 import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
 import { bytesToHex, hexToBytes } from '../../domain/hex.js';
@@ -112,24 +112,33 @@ const POOL_SIZE_MAX_DEFAULT = 10;
 const WRITE_ATTEMPTS_MAX = 3;
 const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
 
+/**
+ * A transaction's columns, read as `t` (the row written when it was accepted), `o` (its outcome, none
+ * while pending) and `b` (its block); OUTCOME_JOINS joins the last two. The status follows from the
+ * outcome: none, pending; an error, failed; otherwise confirmed (schema.ts, version 11).
+ */
 const TRANSACTION_COLUMNS = `t.tx_hash, t.from_id, t.to_id, t.amount::text AS amount, t.token, t.type, t.metadata, t.nonce,
-  t.timestamp::text AS timestamp, t.status, t.block_number::text AS block_number, b.hash AS block_hash, t.position, t.error,
-  t.min_receive::text AS min_receive, t.amount_out::text AS amount_out, t.token_out`;
+  t.timestamp::text AS timestamp, ${OUTCOME_STATUS_SQL} AS status, o.block_number::text AS block_number, b.hash AS block_hash, o.position, o.error,
+  t.min_receive::text AS min_receive, o.amount_out::text AS amount_out, t.token_out`;
+const OUTCOME_JOINS = 'LEFT JOIN transaction_outcomes o ON o.seq = t.seq LEFT JOIN blocks b ON b.number = o.block_number';
 /** Block columns, read as `b`; ORDER BY must name `b.number`, not the text alias of the same name. */
 const BLOCK_HEADER_COLUMNS = 'b.number::text AS number, b.hash, b.parent_hash, b.timestamp::text AS timestamp, b.transactions_count, b.transactions_root, b.native_price';
 const STORED_BLOCK_COLUMNS = `${BLOCK_HEADER_COLUMNS}, b.total_transactions::text AS total_transactions, b.total_users::text AS total_users, b.transfer_volume_totals,
   b.swap_volume_usd::text AS swap_volume_usd`;
 const IDEMPOTENCY_COLUMNS = 'caller, key, request_hash, tx_hash, timestamp::text AS timestamp';
 /** The stored columns of a transaction row, for subqueries read as `t`. */
-const TRANSACTION_ROW_COLUMNS = 'seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error, min_receive, amount_out, token_out';
+const TRANSACTION_ROW_COLUMNS = 'seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, min_receive, token_out';
 /** "Before no position": above every seq the ledger will ever number. */
 const SEQ_END = Number.MAX_SAFE_INTEGER;
 /** A group commit's rows ($1–$9, $11, $12), pending, numbered from the event sequences taken by a `counter` CTE. */
-const INSERT_PENDING = `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
-       SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, 'pending', counter.before + arrival, min_receive, token_out
+const INSERT_PENDING = `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, event_seq, min_receive, token_out)
+       SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, counter.before + arrival, min_receive, token_out
        FROM counter CROSS JOIN unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $11::bigint[], $12::text[])
          WITH ORDINALITY AS t(tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, min_receive, token_out, arrival)
        ORDER BY arrival`;
+
+/** The rows an `inserted` CTE returned, queued for the sealer (a pending transaction is one in the queue). */
+const QUEUE_INSERTED = 'INSERT INTO pending_transactions (seq) SELECT seq FROM inserted ORDER BY seq RETURNING 1';
 
 /** A group commit's insert (INSERT_PENDING) after the counter is advanced, when `condition` holds of its row. */
 function insertPendingWhere(condition: string): string {
@@ -137,8 +146,9 @@ function insertPendingWhere(condition: string): string {
          UPDATE event_counter SET last_sequence = last_sequence + cardinality($1::text[]) WHERE id = 1 ${condition}
          RETURNING last_sequence - cardinality($1::text[]) AS before, pg_notify($10, last_sequence::text)
        ),
-       inserted AS (${INSERT_PENDING} RETURNING 1)
-       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM inserted)::int AS inserted`;
+       inserted AS (${INSERT_PENDING} RETURNING seq),
+       queued AS (${QUEUE_INSERTED})
+       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM queued)::int AS inserted`;
 }
 
 /** Every statement of the store, exported so that tests can check their query plans. */
@@ -183,10 +193,11 @@ export const SQL = {
            AND NOT EXISTS (SELECT 1 FROM judged WHERE balance < required)
          RETURNING last_sequence - cardinality($1::text[]) AS before, pg_notify($10, last_sequence::text)
        ),
-       inserted AS (${INSERT_PENDING} RETURNING 1)
-       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM inserted)::int AS inserted,
+       inserted AS (${INSERT_PENDING} RETURNING seq),
+       queued AS (${QUEUE_INSERTED})
+       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM queued)::int AS inserted,
          (SELECT COALESCE(array_agg(balance::text ORDER BY ordinality), '{}') FROM judged) AS balances`,
-  getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = $1`,
+  getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t ${OUTCOME_JOINS} WHERE t.tx_hash = $1`,
   // Each side is a range of its index read newest first; a Merge Append of the two stops after
   // `limit`. A transaction that is both (a mint to its issuer) is taken from the `from` side only.
   accountTransactions: `SELECT t.seq::text AS seq, ${TRANSACTION_COLUMNS} FROM (
@@ -194,34 +205,56 @@ export const SQL = {
          UNION ALL
          (SELECT ${TRANSACTION_ROW_COLUMNS} FROM transactions WHERE to_id = $1 AND from_id <> $1 AND seq < $2 ORDER BY seq DESC LIMIT $3)
          ORDER BY seq DESC LIMIT $3
-       ) AS t LEFT JOIN blocks b ON b.number = t.block_number ORDER BY t.seq DESC`,
-  pendingTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
-       WHERE t.status = 'pending' ORDER BY t.seq LIMIT $1`,
-  pendingCount: "SELECT COUNT(*)::text AS count FROM transactions WHERE status = 'pending'",
-  pendingCountUpTo: "SELECT COUNT(*)::text AS count FROM (SELECT 1 FROM transactions WHERE status = 'pending' LIMIT $1) p",
-  sealTransactions: `UPDATE transactions t SET status = s.status, block_number = $1, position = s.position, error = s.error, amount_out = s.amount_out
-       FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[]) AS s(tx_hash, status, position, error, amount_out)
-       WHERE t.tx_hash = s.tx_hash AND t.status = 'pending'`,
+       ) AS t ${OUTCOME_JOINS} ORDER BY t.seq DESC`,
+  // The queue's order is the sealer's; its rows have no outcome, so o and b join nothing.
+  pendingTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM pending_transactions p JOIN transactions t ON t.seq = p.seq ${OUTCOME_JOINS}
+       ORDER BY p.seq LIMIT $1`,
+  pendingCount: 'SELECT COUNT(*)::text AS count FROM pending_transactions',
+  pendingCountUpTo: 'SELECT COUNT(*)::text AS count FROM (SELECT 1 FROM pending_transactions LIMIT $1) p',
+  // Sealing writes each outcome and takes its row off the queue of pending ones, in one statement whose
+  // row is the count of outcomes written: a row that is not queued (sealed already, or not a
+  // transaction) gets no outcome. The schema's statement triggers check the pair at set level.
+  sealTransactions: `WITH s AS (
+         SELECT t.seq, s.position, s.error, s.amount_out
+         FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[]) AS s(tx_hash, status, position, error, amount_out)
+         JOIN transactions t ON t.tx_hash = s.tx_hash
+       ),
+       dequeued AS (DELETE FROM pending_transactions p USING s WHERE p.seq = s.seq RETURNING p.seq),
+       sealed AS (
+         INSERT INTO transaction_outcomes (seq, block_number, position, error, amount_out)
+         SELECT s.seq, $1, s.position, s.error, s.amount_out FROM s JOIN dequeued d ON d.seq = s.seq ORDER BY s.seq RETURNING 1
+       )
+       SELECT COUNT(*)::int AS sealed FROM sealed`,
   // The same by row number (the primary key) when the sealer read it; the hash is still checked. One
-  // unnest, no join: a join on position between unnests (no statistics) was planned as a nested loop,
-  // quadratic in the block — 10,000 swaps took seconds to seal.
-  sealTransactionsBySeq: `UPDATE transactions t SET status = CASE WHEN s.error IS NULL THEN 'confirmed' ELSE 'failed' END,
-         block_number = $1, position = s.position, error = s.error, amount_out = s.amount_out
-       FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::bigint[]) AS s(seq, tx_hash, position, error, amount_out)
-       WHERE t.seq = s.seq AND t.tx_hash = s.tx_hash AND t.status = 'pending'`,
+  // unnest, no join between unnests: a join on position between unnests (no statistics) was planned
+  // as a nested loop, quadratic in the block — 10,000 swaps took seconds to seal.
+  sealTransactionsBySeq: `WITH s AS (
+         SELECT s.* FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::bigint[]) AS s(seq, tx_hash, position, error, amount_out)
+         JOIN transactions t ON t.seq = s.seq AND t.tx_hash = s.tx_hash
+       ),
+       dequeued AS (DELETE FROM pending_transactions p USING s WHERE p.seq = s.seq RETURNING p.seq),
+       sealed AS (
+         INSERT INTO transaction_outcomes (seq, block_number, position, error, amount_out)
+         SELECT s.seq, $1, s.position, s.error, s.amount_out FROM s JOIN dequeued d ON d.seq = s.seq ORDER BY s.seq RETURNING 1
+       )
+       SELECT COUNT(*)::int AS sealed FROM sealed`,
   // Runs of confirmed outcomes on consecutive row numbers (most of a block) by their ranges, positions
   // from the row numbers, as in the SQLite store: no hash or position per row to send and match. Each
-  // run's first and last rows must hold the hashes named, checked in the same statement (no row
-  // changes otherwise); rows are never deleted and never change hash (the schema's triggers), so the
+  // run's first and last rows must hold the hashes named, checked in the same statement (nothing is
+  // written otherwise); rows are never deleted and never change (the schema's triggers), so the queued
   // rows between are the ones the sealer read.
   confirmRuns: `WITH ends AS (
-         SELECT count(*) AS found FROM transactions e JOIN unnest($5::bigint[], $6::text[]) AS x(seq, tx_hash) ON e.seq = x.seq AND e.tx_hash = x.tx_hash)
-       UPDATE transactions t SET status = 'confirmed', block_number = $1, position = t.seq - r.seq_offset
-       FROM unnest($2::bigint[], $3::bigint[], $4::bigint[]) AS r(first_seq, last_seq, seq_offset)
-       WHERE t.seq BETWEEN r.first_seq AND r.last_seq AND t.status = 'pending' AND (SELECT found FROM ends) = cardinality($5::bigint[])`,
+         SELECT count(*) AS found FROM transactions e JOIN unnest($5::bigint[], $6::text[]) AS x(seq, tx_hash) ON e.seq = x.seq AND e.tx_hash = x.tx_hash),
+       dequeued AS (
+         DELETE FROM pending_transactions p USING unnest($2::bigint[], $3::bigint[], $4::bigint[]) AS r(first_seq, last_seq, seq_offset)
+         WHERE p.seq BETWEEN r.first_seq AND r.last_seq AND (SELECT found FROM ends) = cardinality($5::bigint[])
+         RETURNING p.seq, p.seq - r.seq_offset AS position
+       ),
+       sealed AS (INSERT INTO transaction_outcomes (seq, block_number, position) SELECT seq, $1, position FROM dequeued ORDER BY seq RETURNING 1)
+       SELECT COUNT(*)::int AS sealed FROM sealed`,
   // ORDER BY names t.seq, not the text alias of the same name.
   pendingPostings: `SELECT t.seq::text AS seq, t.tx_hash, t.from_id, t.to_id, t.amount::text AS amount, t.token, t.type, t.timestamp::text AS timestamp,
-         t.min_receive::text AS min_receive FROM transactions t WHERE t.status = 'pending' ORDER BY t.seq LIMIT $1`,
+         t.min_receive::text AS min_receive FROM pending_transactions p JOIN transactions t ON t.seq = p.seq ORDER BY p.seq LIMIT $1`,
   balancesOf: `SELECT user_id, token, units::text AS units FROM balances
        WHERE (user_id, token) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
   balancesOfUser: 'SELECT token, units::text AS units FROM balances WHERE user_id = $1',
@@ -240,7 +273,7 @@ export const SQL = {
   blockAtOrBefore: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks b WHERE b.timestamp <= $1 ORDER BY b.timestamp DESC, b.number DESC LIMIT 1`,
   getBlock: `SELECT ${STORED_BLOCK_COLUMNS} FROM blocks b WHERE b.number = $1`,
   listBlocks: `SELECT ${BLOCK_HEADER_COLUMNS} FROM blocks b WHERE b.number <= $1 ORDER BY b.number DESC LIMIT $2`,
-  blockTransactionHashes: 'SELECT tx_hash FROM transactions WHERE block_number = $1 ORDER BY position',
+  blockTransactionHashes: 'SELECT t.tx_hash FROM transaction_outcomes o JOIN transactions t ON t.seq = o.seq WHERE o.block_number = $1 ORDER BY o.block_number, o.position',
   activeUsers: 'SELECT COUNT(*)::text AS count FROM accounts WHERE last_transfer_at > $1',
   getSetting: 'SELECT value FROM settings WHERE name = $1',
   claimSetting: 'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
@@ -250,7 +283,7 @@ export const SQL = {
        RETURNING (last_sequence - $1)::text AS before, pg_notify($2, last_sequence::text)`,
   eventHead: 'SELECT last_sequence::text AS last_sequence FROM event_counter WHERE id = 1',
   insertBlockEvents: 'INSERT INTO block_events (number, first_sequence) VALUES ($1, $2)',
-  acceptedEvents: `SELECT t.event_seq::text AS event_seq, ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
+  acceptedEvents: `SELECT t.event_seq::text AS event_seq, ${TRANSACTION_COLUMNS} FROM transactions t ${OUTCOME_JOINS}
        WHERE t.event_seq > $1 ORDER BY t.event_seq LIMIT $2`,
   blockEventsAtOrBefore: 'SELECT number::text AS number FROM block_events WHERE first_sequence <= $1 ORDER BY first_sequence DESC LIMIT 1',
   blockEventsFrom: `SELECT e.first_sequence::text AS first_sequence, ${BLOCK_HEADER_COLUMNS} FROM block_events e JOIN blocks b ON b.number = e.number
@@ -258,20 +291,24 @@ export const SQL = {
   // A row-value bound: the index seek starts at the cursor. (With 'block >= $1 AND (block > $1 OR
   // position > $3)' the generic plan read every row of the first block and filtered them, 0.9 ms a
   // read on a block of 8,000, and the hub reads after every group commit.)
-  sealedEventTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
-       WHERE (t.block_number, t.position) > ($1, $3) AND t.block_number <= $2
-       ORDER BY t.block_number, t.position LIMIT $4`,
+  sealedEventTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transaction_outcomes o JOIN transactions t ON t.seq = o.seq
+       LEFT JOIN blocks b ON b.number = o.block_number
+       WHERE (o.block_number, o.position) > ($1, $3) AND o.block_number <= $2
+       ORDER BY o.block_number, o.position LIMIT $4`,
   insertBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES ($1, $2)',
   claimBalanceRoot: 'INSERT INTO balance_roots (number, root) VALUES ($1, $2) ON CONFLICT (number) DO NOTHING',
   balanceRoot: 'SELECT root FROM balance_roots WHERE number = $1',
   allBalances: 'SELECT user_id, token, units::text AS units FROM balances WHERE units > 0',
-  // The pairs the blocks after one named (an index range of transactions_by_block), with their stored balance;
-  // a swap also moves the pool's reserve of the token it pays out.
-  balancesTouchedSince: `SELECT b.user_id, b.token, b.units::text AS units FROM (
-         SELECT from_id AS user_id, token FROM transactions WHERE block_number > $1
-         UNION SELECT to_id, token FROM transactions WHERE block_number > $1
-         UNION SELECT to_id, token_out FROM transactions WHERE block_number > $1 AND token_out IS NOT NULL
-         UNION SELECT ${POOL_ACCOUNT_SQL}, token_out FROM transactions WHERE block_number > $1 AND token_out IS NOT NULL
+  // The pairs the blocks after one named (an index range of transaction_outcomes_by_block), with their
+  // stored balance; a swap also moves the pool's reserve of the token it pays out.
+  balancesTouchedSince: `WITH sealed AS (
+         SELECT t.from_id, t.to_id, t.token, t.token_out FROM transaction_outcomes o JOIN transactions t ON t.seq = o.seq WHERE o.block_number > $1
+       )
+       SELECT b.user_id, b.token, b.units::text AS units FROM (
+         SELECT from_id AS user_id, token FROM sealed
+         UNION SELECT to_id, token FROM sealed
+         UNION SELECT to_id, token_out FROM sealed WHERE token_out IS NOT NULL
+         UNION SELECT ${POOL_ACCOUNT_SQL}, token_out FROM sealed WHERE token_out IS NOT NULL
        ) AS touched JOIN balances b ON b.user_id = touched.user_id AND b.token = touched.token`,
   putCandles: `INSERT INTO price_candles (interval, start, open, high, low, close, volume_usd)
        SELECT * FROM unnest($1::text[], $2::bigint[], $3::numeric[], $4::numeric[], $5::numeric[], $6::numeric[], $7::numeric[])
@@ -826,39 +863,47 @@ function insertParameters(items: readonly PendingAppend[], event_channel: string
 }
 
 /**
- * Writes every outcome of the block onto its pending row; returns how many rows it sealed. By row
- * number when the sealer passed every one on (and the outcomes come in position order, as the producer
- * makes them): the runs of confirmed outcomes by their ranges (SQL.confirmRuns), the rest (failed,
- * swaps, lone outcomes) one per row; by hash otherwise.
+ * Writes every outcome of the block and takes its row off the pending queue; returns how many it
+ * sealed. By row number when the sealer passed every one on (and the outcomes come in position order,
+ * as the producer makes them): the runs of confirmed outcomes by their ranges (SQL.confirmRuns), the
+ * rest (failed, swaps, lone outcomes) one per row; by hash otherwise.
  */
 async function sealOutcomes(client: pg.PoolClient, commit: BlockCommit): Promise<number> {
   const { outcomes, header } = commit;
   const by_seq = outcomes.every((outcome, index) => outcome.seq !== undefined && outcome.position === index);
   if (!by_seq) {
-    return (await run(client, 'sealTransactions', [
+    return sealedCount(await run<SealedRow>(client, 'sealTransactions', [
       header.number, outcomes.map((outcome) => outcome.tx_hash), outcomes.map((outcome) => outcome.status),
       outcomes.map((outcome) => outcome.position), outcomes.map((outcome) => outcome.error),
       outcomes.map((outcome) => outcome.amount_out_units?.toString() ?? null),
-    ])).rowCount ?? 0;
+    ]));
   }
   assertOutcomeErrors(outcomes);
   const { runs, singles } = outcomeRuns(outcomes);
   let sealed = 0;
   if (runs.length > 0) {
     const ends = runs.flatMap((range) => [range.first, range.last]);
-    sealed += (await run(client, 'confirmRuns', [
+    sealed += sealedCount(await run<SealedRow>(client, 'confirmRuns', [
       header.number, runs.map((range) => range.first.seq), runs.map((range) => range.last.seq),
       runs.map((range) => (range.first.seq as number) - range.first.position),
       ends.map((outcome) => outcome.seq), ends.map((outcome) => outcome.tx_hash),
-    ])).rowCount ?? 0;
+    ]));
   }
   if (singles.length > 0) {
-    sealed += (await run(client, 'sealTransactionsBySeq', [
+    sealed += sealedCount(await run<SealedRow>(client, 'sealTransactionsBySeq', [
       header.number, singles.map((outcome) => outcome.seq), singles.map((outcome) => outcome.tx_hash), singles.map((outcome) => outcome.position),
       singles.map((outcome) => outcome.error), singles.map((outcome) => outcome.amount_out_units?.toString() ?? null),
-    ])).rowCount ?? 0;
+    ]));
   }
   return sealed;
+}
+
+type SealedRow = { sealed: number };
+
+function sealedCount(result: pg.QueryResult<SealedRow>): number {
+  const row = result.rows[0];
+  assert(row !== undefined, 'a sealing statement returns the count of outcomes it wrote');
+  return row.sealed;
 }
 
 /** Takes `count` event sequences (after the returned one) for this transaction; see SQL.advanceEventCounter. */
@@ -931,18 +976,31 @@ async function writeBalanceRoot(client: pg.PoolClient, commit: BlockCommit): Pro
 }
 
 /**
+ * How long a migration (and an instance waiting for another's) may take: a migration that copies
+ * every stored transaction (version 11) takes seconds per million, past the deadlines of requests.
+ */
+const MIGRATION_TIMEOUT_MS = 30 * 60_000;
+
+/** A statement of the migrations, under MIGRATION_TIMEOUT_MS (node-postgres reads `query_timeout` per query; its types omit it). */
+function migrationQuery(text: string, values: unknown[] = []): pg.QueryConfig {
+  const config: pg.QueryConfig & { query_timeout: number } = { text, values, query_timeout: MIGRATION_TIMEOUT_MS };
+  return config;
+}
+
+/**
  * Applies the migrations this database lacks, in one transaction under an advisory lock, so that
  * instances starting together wait for each other instead of racing to create the same tables.
  */
 async function migrate(pool: pg.Pool, schema: string | null): Promise<void> {
   await inTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1, hashtext(COALESCE($2, current_schema())))', [LOCK_CLASS.migrations, schema]);
+    await client.query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`);
+    await client.query(migrationQuery('SELECT pg_advisory_xact_lock($1, hashtext(COALESCE($2, current_schema())))', [LOCK_CLASS.migrations, schema]));
     if (schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)');
     const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version));
     for (const migration of MIGRATIONS) {
       if (applied.has(migration.version)) continue;
-      await client.query(migration.sql);
+      await client.query(migrationQuery(migration.sql));
       await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [migration.version, Math.floor(Date.now() / 1000)]);
     }
   });
