@@ -221,3 +221,66 @@ describe('PostgreSQL schema', () => {
     });
   });
 });
+
+describe('PostgreSQL migration 11: outcomes out of the transactions', () => {
+  it("moves a ledger's outcomes and pending rows, and the ledger reads and seals as before", async () => {
+    const database = await createTestDatabase('postgres');
+    const sql = await connectToSchema(database);
+    try {
+      // The ledger as version 10 stored it: a block with a confirmed and a failed transaction, and a pending one.
+      await sql.query(`CREATE SCHEMA ${database.postgres?.schema}`);
+      await sql.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)');
+      for (const migration of MIGRATIONS.filter((candidate) => candidate.version < 11)) {
+        await sql.query(migration.sql);
+        await sql.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, 0)', [migration.version]);
+      }
+      const [confirmed, failed, pending] = [mint(1), mint(2), mint(3)];
+      const genesis = genesisBlock(T0);
+      const block = buildBlock(genesis, [confirmed.tx_hash, failed.tx_hash], T0 + 10);
+      const insertBlock = `INSERT INTO blocks (number, hash, parent_hash, timestamp, transactions_count, transactions_root, total_transactions, total_users, transfer_volume_totals)
+        VALUES ($1, $2, $3, $4, $5, $6, 0, 0, '{}')`;
+      const insertTransaction = `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error)
+        VALUES ($1, $2, $3, $4, $5, $6, '{}', $7, $8, $9, $10, $11, $12)`;
+      const row = (tx: ReturnType<typeof mint>, status: string, position: number | null, error: string | null) => [
+        tx.tx_hash, tx.from, tx.to, tx.amount_units.toString(), tx.token, tx.type, tx.nonce, tx.timestamp, status, position === null ? null : 1, position, error,
+      ];
+      await sql.query('BEGIN');
+      for (const header of [genesis, block]) {
+        await sql.query(insertBlock, [header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root]);
+      }
+      await sql.query(insertTransaction, row(confirmed, 'confirmed', 0, null));
+      await sql.query(insertTransaction, row(failed, 'failed', 1, 'insufficient_funds'));
+      await sql.query(insertTransaction, row(pending, 'pending', null, null));
+      await sql.query('COMMIT');
+
+      const store = await database.open();
+      try {
+        expect(await store.getTransaction(confirmed.tx_hash)).toMatchObject({ status: 'confirmed', block_number: 1, block_hash: block.hash, position: 0, error: null });
+        expect(await store.getTransaction(failed.tx_hash)).toMatchObject({ status: 'failed', block_number: 1, position: 1, error: 'insufficient_funds' });
+        expect(await store.getTransaction(pending.tx_hash)).toMatchObject({ status: 'pending', block_number: null, block_hash: null, position: null, error: null });
+        expect(await store.pendingCount()).toBe(1);
+        expect((await store.pendingTransactions(10)).map((tx) => tx.tx_hash)).toEqual([pending.tx_hash]);
+        const next = buildBlock(block, [pending.tx_hash], T0 + 20);
+        await store.commitBlock({
+          header: next, totals: { transactions: 3, users: 1, transfer_volume_units: {} },
+          outcomes: [{ tx_hash: pending.tx_hash, position: 0, status: 'confirmed', error: null }],
+          balances: [{ user_id: 'user3', token: 'TAB', units: 10n }], new_users: ['user3'], active_users: [],
+        });
+        expect(await store.getTransaction(pending.tx_hash)).toMatchObject({ status: 'confirmed', block_number: 2, block_hash: next.hash, position: 0 });
+        expect(await store.pendingCount()).toBe(0);
+      } finally {
+        await store.close();
+      }
+      const versions = (await sql.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map((stored: { version: number }) => stored.version);
+      expect(versions).toEqual(MIGRATIONS.map((migration) => migration.version));
+      // The old columns are gone, so that nothing reads a status that no longer changes.
+      const columns = (await sql.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'transactions' AND table_schema = current_schema()")).rows
+        .map((column: { column_name: string }) => column.column_name);
+      expect(columns).not.toContain('status');
+      expect(columns).not.toContain('block_number');
+    } finally {
+      await sql.end();
+      await database.drop();
+    }
+  });
+});
