@@ -216,7 +216,7 @@ export const SQL = {
   // transaction) gets no outcome. The schema's statement triggers check the pair at set level.
   sealTransactions: `WITH s AS (
          SELECT t.seq, s.position, s.error, s.amount_out
-         FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[]) AS s(tx_hash, status, position, error, amount_out)
+         FROM unnest($2::text[], $3::int[], $4::text[], $5::bigint[]) AS s(tx_hash, position, error, amount_out)
          JOIN transactions t ON t.tx_hash = s.tx_hash
        ),
        dequeued AS (DELETE FROM pending_transactions p USING s WHERE p.seq = s.seq RETURNING p.seq),
@@ -870,15 +870,15 @@ function insertParameters(items: readonly PendingAppend[], event_channel: string
  */
 async function sealOutcomes(client: pg.PoolClient, commit: BlockCommit): Promise<number> {
   const { outcomes, header } = commit;
+  // The stored status is the error's absence (schema.ts, version 11): a status must agree with it.
+  assertOutcomeErrors(outcomes);
   const by_seq = outcomes.every((outcome, index) => outcome.seq !== undefined && outcome.position === index);
   if (!by_seq) {
     return sealedCount(await run<SealedRow>(client, 'sealTransactions', [
-      header.number, outcomes.map((outcome) => outcome.tx_hash), outcomes.map((outcome) => outcome.status),
-      outcomes.map((outcome) => outcome.position), outcomes.map((outcome) => outcome.error),
-      outcomes.map((outcome) => outcome.amount_out_units?.toString() ?? null),
+      header.number, outcomes.map((outcome) => outcome.tx_hash), outcomes.map((outcome) => outcome.position),
+      outcomes.map((outcome) => outcome.error), outcomes.map((outcome) => outcome.amount_out_units?.toString() ?? null),
     ]));
   }
-  assertOutcomeErrors(outcomes);
   const { runs, singles } = outcomeRuns(outcomes);
   let sealed = 0;
   if (runs.length > 0) {
