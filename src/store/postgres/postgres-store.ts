@@ -140,6 +140,18 @@ const INSERT_PENDING = `INSERT INTO transactions (tx_hash, from_id, to_id, amoun
 /** The rows an `inserted` CTE returned, queued for the sealer (a pending transaction is one in the queue). */
 const QUEUE_INSERTED = 'INSERT INTO pending_transactions (seq) SELECT seq FROM inserted ORDER BY seq RETURNING 1';
 
+/**
+ * The end of a sealing statement whose CTE `s` holds the outcomes (seq, position, error, amount_out)
+ * into block $1: takes their rows off the pending queue and writes the outcomes of those it took;
+ * its row is the count written.
+ */
+const SEAL_OUTCOMES_OF_S = `dequeued AS (DELETE FROM pending_transactions p USING s WHERE p.seq = s.seq RETURNING p.seq),
+       sealed AS (
+         INSERT INTO transaction_outcomes (seq, block_number, position, error, amount_out)
+         SELECT s.seq, $1, s.position, s.error, s.amount_out FROM s JOIN dequeued d ON d.seq = s.seq ORDER BY s.seq RETURNING 1
+       )
+       SELECT COUNT(*)::int AS sealed FROM sealed`;
+
 /** A group commit's insert (INSERT_PENDING) after the counter is advanced, when `condition` holds of its row. */
 function insertPendingWhere(condition: string): string {
   return `WITH counter AS (
@@ -219,25 +231,15 @@ export const SQL = {
          FROM unnest($2::text[], $3::int[], $4::text[], $5::bigint[]) AS s(tx_hash, position, error, amount_out)
          JOIN transactions t ON t.tx_hash = s.tx_hash
        ),
-       dequeued AS (DELETE FROM pending_transactions p USING s WHERE p.seq = s.seq RETURNING p.seq),
-       sealed AS (
-         INSERT INTO transaction_outcomes (seq, block_number, position, error, amount_out)
-         SELECT s.seq, $1, s.position, s.error, s.amount_out FROM s JOIN dequeued d ON d.seq = s.seq ORDER BY s.seq RETURNING 1
-       )
-       SELECT COUNT(*)::int AS sealed FROM sealed`,
+       ${SEAL_OUTCOMES_OF_S}`,
   // The same by row number (the primary key) when the sealer read it; the hash is still checked. One
   // unnest, no join between unnests: a join on position between unnests (no statistics) was planned
   // as a nested loop, quadratic in the block — 10,000 swaps took seconds to seal.
   sealTransactionsBySeq: `WITH s AS (
-         SELECT s.* FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::bigint[]) AS s(seq, tx_hash, position, error, amount_out)
+         SELECT s.seq, s.position, s.error, s.amount_out FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::bigint[]) AS s(seq, tx_hash, position, error, amount_out)
          JOIN transactions t ON t.seq = s.seq AND t.tx_hash = s.tx_hash
        ),
-       dequeued AS (DELETE FROM pending_transactions p USING s WHERE p.seq = s.seq RETURNING p.seq),
-       sealed AS (
-         INSERT INTO transaction_outcomes (seq, block_number, position, error, amount_out)
-         SELECT s.seq, $1, s.position, s.error, s.amount_out FROM s JOIN dequeued d ON d.seq = s.seq ORDER BY s.seq RETURNING 1
-       )
-       SELECT COUNT(*)::int AS sealed FROM sealed`,
+       ${SEAL_OUTCOMES_OF_S}`,
   // Runs of confirmed outcomes on consecutive row numbers (most of a block) by their ranges, positions
   // from the row numbers, as in the SQLite store: no hash or position per row to send and match. Each
   // run's first and last rows must hold the hashes named, checked in the same statement (nothing is
