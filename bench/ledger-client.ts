@@ -105,6 +105,22 @@ export async function scrapeMetrics(url: string, metrics_token: string): Promise
   return response.text();
 }
 
+/**
+ * Waits until the ledger's sealed transactions (`/api/stats`' `total_transactions`, the newest block's
+ * running total) reach `total`, polling every 100 ms, then scrapes /metrics once and returns the scrape.
+ * For measuring the sealer: every /metrics scrape counts the pending rows (`tabula_pending_transactions`),
+ * and scraping ten times a second while 200,000 were pending took a fifth or more of the PostgreSQL
+ * sealer's rate (docs/performance.md, "The sealer's measurement, without its own load").
+ */
+export async function waitUntilSealedTotal(url: string, token: string, metrics_token: string, total: number): Promise<string> {
+  const deadline = Date.now() + SEALED_WAIT_MS_MAX;
+  while ((await getJson<Stats>(`${url}/api/stats`, token)).total_transactions < total) {
+    if (Date.now() > deadline) throw new BenchError(`the ledger did not reach ${total} sealed transactions within 10 minutes`);
+    await sleep(100);
+  }
+  return scrapeMetrics(url, metrics_token);
+}
+
 /** Waits until nothing is waiting for a commit and nothing stored is pending; returns the last scrape. */
 export async function waitUntilSealed(url: string, metrics_token: string): Promise<string> {
   const deadline = Date.now() + SEALED_WAIT_MS_MAX;

@@ -17,12 +17,12 @@ import { PENDING_MAX_DEFAULT, PENDING_MAX_LIMIT } from '../src/backpressure/pend
 import { databaseBytes, freshDatabase, settleDatabase, type FreshDatabase } from './databases.js';
 import { eventsScenario } from './events-scenario.js';
 import { DEFAULT_DATABASE_URL, describeSwapSealing, measureSwapSealing } from './swap-sealing.js';
-import { getJson, loadTransactions, metricValue, sampleHeapPeaks, scrapeMetrics, signToken, waitUntilSealed, type Stats, type TransferBody } from './ledger-client.js';
+import { getJson, loadTransactions, metricValue, sampleHeapPeaks, scrapeMetrics, signToken, waitUntilSealed, waitUntilSealedTotal, type Stats, type TransferBody } from './ledger-client.js';
 import type { LoadSpec, PooledRequest } from './load-types.js';
 import { BENCH_PARTS, formatSize, readOptions, type BenchOptions } from './options.js';
 import { batchPool, mint, readPools as readPoolsOf, SAMPLE_POOL_SIZE, submitHotPool, submitManyPool, SUBMIT_AMOUNT, type ReadPool } from './scenario-requests.js';
 import { BenchError, profileFlags, sleep, startBareServer, startLoadGenerator, startService, type LoadGenerator, type ServiceProcess } from './processes.js';
-import { eventsMarkdown, judgeTargets, markdownReport, printReport, type BenchResults, type ScaleLevel, type ScenarioResult } from './report.js';
+import { eventsMarkdown, judgeTargets, markdownReport, medianOfRuns, printReport, type BenchResults, type MainRun, type ScaleLevel, type ScenarioResult } from './report.js';
 
 /** Transactions per block of the scale curve's ledger: 10k transactions make at least 40 blocks, two pages. */
 const SCALE_BLOCK_TXS_MAX = 250;
@@ -270,10 +270,11 @@ async function measureSealer(run: Run, database_url: string, senders: readonly s
   });
   await loadTransactions(waiting.url, run.admin, options.sealer_transactions, make, loadOptions(Number.MAX_SAFE_INTEGER));
   const pending = metricValue(await scrapeMetrics(waiting.url, run.metrics_token), 'tabula_pending_transactions');
+  const sealed_before = (await getJson<Stats>(`${waiting.url}/api/stats`, run.admin)).total_transactions;
   await waiting.kill();
   const started_ms = performance.now();
   const sealing = await startOrExplain(run, { ...base, BLOCK_INTERVAL_MS: '10' });
-  const text = await waitUntilSealed(sealing.url, run.metrics_token);
+  const text = await waitUntilSealedTotal(sealing.url, run.admin, run.metrics_token, sealed_before + pending);
   const wall_s = (performance.now() - started_ms) / 1000;
   await sealing.stop();
   const sealed = metricValue(text, 'tabula_transactions_sealed_total');
