@@ -4,7 +4,7 @@
  * scale), the scale curve (p50 latency of each read as the ledger grows) and the events scenario's lag.
  */
 import { formatSize } from './options.js';
-import type { BenchResults } from './report.js';
+import { ratioGoal, type BenchResults } from './report.js';
 
 const WIDTH = 960;
 const ROW_HEIGHT = 24;
@@ -42,7 +42,7 @@ function throughputPanel(results: BenchResults, top: number): { svg: string[]; h
   }
   results.scenarios.forEach((scenario, index) => {
     const y = y0 + index * ROW_HEIGHT;
-    const goal = scenario.kind === 'read' ? 0.7 : scenario.kind === 'submit' ? 0.5 : null;
+    const goal = ratioGoal(results.store, scenario.kind);
     svg.push(text(LABEL_WIDTH - 8, y + 16, scenario.title, { anchor: 'end' }));
     svg.push(rect(LABEL_WIDTH, y + 4, PLOT_WIDTH, ROW_HEIGHT - 8, COLORS.bare));
     svg.push(rect(LABEL_WIDTH, y + 4, x(scenario.ratio) - LABEL_WIDTH, ROW_HEIGHT - 8, COLORS.service));

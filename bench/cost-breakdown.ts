@@ -32,7 +32,7 @@ const SENDERS = 1000;
 const SEED_TRANSFERS = 20_000;
 const BATCH_SIZE = 1000;
 const BATCH_CONNECTIONS = 8;
-const SCENARIOS = ['submit_many', 'submit_hot', 'batch', 'tx_lookup', 'balance', 'blocks_first', 'blocks_deep', 'stats'] as const;
+const SCENARIOS = ['submit_many', 'submit_hot', 'batch', 'tx_lookup', 'balance', 'account_history', 'blocks_first', 'blocks_deep', 'stats'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 type ProfileNode = { id: number; callFrame: { functionName: string; url: string }; children?: number[] };
@@ -228,7 +228,8 @@ async function scenarioPools(secret: string, admin: string, seeded: Seeded): Pro
     submit_many: submitManyPool(seeded.senders, sender_tokens),
     submit_hot: submitHotPool(await signToken(secret, 'hot-sender'), seeded.senders),
     batch: batchPool(admin, seeded.senders, BATCH_SIZE),
-    tx_lookup: reads.tx_lookup as PooledRequest[], balance: reads.balance as PooledRequest[], blocks_first: reads.blocks_first as PooledRequest[],
+    tx_lookup: reads.tx_lookup as PooledRequest[], balance: reads.balance as PooledRequest[], account_history: reads.account_history as PooledRequest[],
+    blocks_first: reads.blocks_first as PooledRequest[],
     blocks_deep: reads.blocks_deep as PooledRequest[], stats: reads.stats as PooledRequest[],
   };
 }

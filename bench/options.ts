@@ -61,6 +61,8 @@ export type BenchOptions = {
   chart_file: string;
   /** Rewrite this store's generated block of docs/performance.md with this run's tables. */
   update_docs: boolean;
+  /** How many times the main scenarios run, each on a new ledger; the results are their medians (`--runs`, BENCH_RUNS). */
+  runs: number;
   /** Write a V8 CPU profile of every service process that exits cleanly into this folder (node --cpu-prof). */
   profile_dir: string | undefined;
   /** Node's flags the service's processes start with (BENCH_SERVICE_NODE_FLAGS, split on spaces). */
@@ -69,6 +71,8 @@ export type BenchOptions = {
 };
 
 const ROOT = path.resolve(import.meta.dirname, '..');
+/** Runs of the main scenarios in one invocation at most (each takes a few minutes). */
+const RUNS_MAX = 9;
 const SIZE_PATTERN = /^([0-9]+(?:\.[0-9]+)?)([kKmM]?)$/;
 
 export function parseSize(text: string): number {
@@ -96,6 +100,7 @@ export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.
       'results-dir': { type: 'string' },
       chart: { type: 'string' },
       'update-docs': { type: 'boolean' },
+      runs: { type: 'string' },
       'sealer-txs': { type: 'string' },
       'swap-txs': { type: 'string' },
       'profile-dir': { type: 'string' },
@@ -143,6 +148,7 @@ export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.
     // A partial run (--scenario) draws its chart next to its results, never over the docs' chart of a full run.
     chart_file: path.resolve(values.chart ?? (smoke || parts.length < BENCH_PARTS.length ? path.join(results_dir, 'chart.svg') : path.join(ROOT, 'docs', database_url === undefined ? 'performance-chart.svg' : 'performance-chart-postgres.svg'))),
     update_docs: values['update-docs'] === true,
+    runs: Math.min(RUNS_MAX, positive('runs', values.runs ?? env.BENCH_RUNS, 1)),
     profile_dir: values['profile-dir'] === undefined ? undefined : path.resolve(values['profile-dir']),
     service_node_flags: (env.BENCH_SERVICE_NODE_FLAGS ?? '').split(/\s+/).filter((flag) => flag !== ''),
     root: ROOT,

@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   try {
     if (LOAD_AVERAGE_AT_START > os.cpus().length) log(`warning: the load average is ${LOAD_AVERAGE_AT_START.toFixed(1)} on ${os.cpus().length} cores: other work will distort the numbers`);
     log(`tabula benchmark: ${options.smoke ? 'smoke run' : 'full run'}, store ${options.database_url === undefined ? 'SQLite' : 'PostgreSQL'}, ${options.parts.join(', ')}, ${options.duration_s} s per scenario, ${options.connections} connections`);
-    const main_run = options.parts.includes('main') ? await mainScenarios(run) : { scenarios: [], durability: null, sealer: null, main_ledger: null };
+    const main_run = options.parts.includes('main') ? medianOfRuns(await repeatMainScenarios(run)) : { scenarios: [], durability: null, sealer: null, main_ledger: null };
     const events = options.parts.includes('events') ? await eventsScenario(eventsContext(run)) : null;
     const scale = options.scale_levels.length === 0 || !options.parts.includes('scale') ? null : await scaleCurve(run);
     const swaps = options.parts.includes('swaps') ? await swapSealing(run) : null;
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
       store: options.database_url === undefined ? 'sqlite' : 'postgres',
       settings: {
         duration_s: options.duration_s, warmup_s: options.warmup_s, connections: options.connections, batch_connections: options.batch_connections,
-        batch_size: options.batch_size, senders: options.senders, sealer_transactions: options.sealer_transactions,
+        batch_size: options.batch_size, senders: options.senders, sealer_transactions: options.sealer_transactions, runs: options.runs,
         scale_levels: options.scale_levels, scale_users: options.scale_users, scale_duration_s: options.scale_duration_s,
         events_subscribers: options.events_subscribers, events_rate_per_s: options.events_rate_per_s, events_duration_s: options.events_duration_s,
         swap_transactions: options.swap_transactions, swap_accounts: options.swap_accounts, swap_block_txs_max: options.swap_block_txs_max,
@@ -164,9 +164,21 @@ function eventsContext(run: Run) {
 // ---------------------------------------------------------------------------------------------
 // The main scenarios: submit, batch, durability, reads, sealer.
 
-async function mainScenarios(run: Run): Promise<Pick<BenchResults, 'scenarios' | 'durability' | 'sealer' | 'main_ledger'>> {
+/** The main scenarios `--runs` times, each on a new ledger (their medians are taken by medianOfRuns). */
+async function repeatMainScenarios(run: Run): Promise<MainRun[]> {
+  const runs: MainRun[] = [];
+  for (let index = 0; index < run.options.runs; index += 1) {
+    if (run.options.runs > 1) log(`main scenarios: run ${index + 1} of ${run.options.runs}`);
+    const started_at = new Date().toISOString();
+    const load_average_at_start = os.loadavg()[0] ?? 0;
+    runs.push({ started_at, load_average_at_start, ...await mainScenarios(run, `main_${index + 1}`) });
+  }
+  return runs;
+}
+
+async function mainScenarios(run: Run, ledger_name: string): Promise<Pick<BenchResults, 'scenarios' | 'durability' | 'sealer' | 'main_ledger'>> {
   const { options } = run;
-  const database_url = await newLedger(run, 'main');
+  const database_url = await newLedger(run, ledger_name);
   const env = serviceEnv(run, database_url);
   let service = await startOrExplain(run, env);
   const senders = Array.from({ length: options.senders }, (_, index) => `sender-${index}`);

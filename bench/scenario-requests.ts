@@ -57,6 +57,7 @@ export function readPools(readers: readonly string[], users: readonly string[], 
   return [
     { name: 'tx_lookup', title: 'transaction by hash', pool: pool((index) => `/api/transactions/${pick(hashes, index)}`) },
     { name: 'balance', title: 'balance', pool: pool((index) => `/api/balance/${pick(users, index)}`) },
+    { name: 'account_history', title: 'account history', pool: pool((index) => `/api/accounts/${pick(users, index)}/transactions?limit=20`) },
     { name: 'blocks_first', title: 'blocks page, offset 0', pool: pool(() => '/api/blocks?limit=20&offset=0') },
     { name: 'blocks_deep', title: `blocks page, offset ${Math.max(0, blocks - 20)}`, pool: pool(() => `/api/blocks?limit=20&offset=${Math.max(0, blocks - 20)}`) },
     { name: 'stats', title: 'stats', pool: pool(() => '/api/stats') },

@@ -31,7 +31,7 @@ describe('benchmark smoke run', () => {
     const results = JSON.parse(fs.readFileSync(path.join(dir, 'latest.json'), 'utf8')) as BenchResults;
     expect(results.smoke).toBe(true);
     expect(results.scenarios.map((scenario) => scenario.name)).toEqual(
-      ['submit_many', 'submit_hot', 'batch', 'tx_lookup', 'balance', 'blocks_first', 'blocks_deep', 'stats'],
+      ['submit_many', 'submit_hot', 'batch', 'tx_lookup', 'balance', 'account_history', 'blocks_first', 'blocks_deep', 'stats'],
     );
     for (const scenario of results.scenarios) {
       expect(scenario.service.requests, scenario.name).toBeGreaterThan(0);
@@ -69,7 +69,7 @@ describe('benchmark smoke run', () => {
     expect(results.scale?.levels.map((level) => level.transactions)).toEqual([500, 2000]);
     for (const level of results.scale?.levels ?? []) {
       expect(level.peak_rss_bytes).toBeGreaterThan(0);
-      expect(Object.keys(level.reads)).toEqual(['tx_lookup', 'balance', 'blocks_first', 'blocks_deep', 'stats']);
+      expect(Object.keys(level.reads)).toEqual(['tx_lookup', 'balance', 'account_history', 'blocks_first', 'blocks_deep', 'stats']);
       for (const [name, read] of Object.entries(level.reads)) {
         expect(read.requests, name).toBeGreaterThan(0);
         expect(read.errors, name).toBe(0);
