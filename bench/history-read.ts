@@ -1,0 +1,51 @@
+/**
+ * What an account's history page costs the store alone: `npx tsx bench/history-read.ts [sqlite|postgres]
+ * [transactions] [accounts] [reads]`. Appends and seals `transactions` transfers between `accounts`
+ * accounts (as bench/seal-steps.ts does), then reads `reads` pages of 20 of random accounts' histories
+ * and prints µs per page (JSON).
+ */
+import os from 'node:os';
+import pino from 'pino';
+import { openBenchStore } from './bench-store.js';
+import { pendingTransaction } from '../src/domain/hashing.js';
+import type { Transaction, TransactionType } from '../src/domain/transaction.js';
+import { BlockProducer } from '../src/service/block-producer.js';
+
+const [kind = 'sqlite', transactions_text = '300000', accounts_text = '1000', reads_text = '5000'] = process.argv.slice(2);
+const count = Number(transactions_text);
+const accounts = Number(accounts_text);
+const reads = Number(reads_text);
+const APPEND_BATCH = 2000;
+const PAGE = 20;
+
+let nonce = 0;
+function transaction(from: string, to: string, type: TransactionType, amount_units: bigint): Transaction {
+  nonce += 1;
+  return pendingTransaction({ from, to, amount_units, token: 'TAB', type, metadata: {}, nonce: nonce.toString(16).padStart(32, '0'), timestamp: Math.floor(Date.now() / 1000) });
+}
+
+async function main(): Promise<void> {
+  const { store, cleanup } = await openBenchStore(kind);
+  try {
+    const producer = new BlockProducer(store, { now_ms: () => Date.now() }, pino({ level: 'silent' }), { block_interval_ms: 1000, block_txs_max: 100_000 });
+    await producer.ensureGenesis();
+    const account = (index: number) => `account-${index}`;
+    await store.appendPending(Array.from({ length: accounts }, (_, index) => ({ transaction: transaction('treasury', account(index), 'mint', 1_000_000n), idempotency: null })));
+    for (let start = 0; start < count; start += APPEND_BATCH) {
+      await store.appendPending(Array.from({ length: Math.min(APPEND_BATCH, count - start) }, (_, offset) => {
+        const index = start + offset;
+        return { transaction: transaction(account(index % accounts), account((index * 7 + 1) % accounts), 'transfer', 1n), idempotency: null };
+      }));
+    }
+    await producer.drain();
+    let rows = 0;
+    const started = performance.now();
+    for (let index = 0; index < reads; index += 1) rows += (await store.accountTransactions(account((index * 7919) % accounts), null, PAGE)).length;
+    const elapsed_ms = performance.now() - started;
+    console.log(JSON.stringify({ store: kind, transactions: count, accounts, reads, rows_per_page: rows / reads, us_per_page: Number(((elapsed_ms * 1000) / reads).toFixed(1)), load_average: Number(os.loadavg()[0]?.toFixed(2)) }));
+  } finally {
+    await cleanup();
+  }
+}
+
+await main();
