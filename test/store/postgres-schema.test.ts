@@ -214,6 +214,17 @@ describe('PostgreSQL schema', () => {
       }
     });
 
+    it.each(['sealTransactions', 'sealTransactionsBySeq'] as const)("%s reads a block's outcomes once, writing each from the queue's DELETE (no join of two CTEs: it was planned quadratic)", async (name) => {
+      // 10,000 swaps took 5–6 s to seal when the INSERT joined the outcomes' CTE with the DELETE's.
+      const samples = {
+        sealTransactions: [7, [`0x${'ab'.repeat(32)}`], [0], [null], ['5']],
+        sealTransactionsBySeq: [7, [1], [`0x${'ab'.repeat(32)}`], [0], [null], ['5']],
+      };
+      const plan = (await sql.query(`EXPLAIN ${SQL[name]}`, samples[name])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
+      expect(plan).not.toMatch(/CTE Scan on s\b/);
+      expect(plan).toMatch(/CTE Scan on dequeued/);
+    });
+
     it.each(['pendingTransactions', 'pendingPostings'] as const)('%s takes pending transactions from the queue of pending ones, in its order', async (name) => {
       await sql.query('SET enable_seqscan = off');
       const plan = (await sql.query(`EXPLAIN ${SQL[name]}`, [10])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
