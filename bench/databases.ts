@@ -5,7 +5,10 @@
  * kept, and the service then works in that schema of each new database.
  */
 import fs from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import pg from 'pg';
+import { BenchError } from './processes.js';
 
 export type FreshDatabase = { url: string; drop(): Promise<void> };
 
@@ -54,12 +57,15 @@ export async function databaseBytes(database_url: string): Promise<number> {
  * Lets a freshly loaded ledger settle before its reads are measured, as a database does between a bulk
  * load and its steady state: on PostgreSQL a VACUUM (ANALYZE), so no autovacuum of the load's tables runs
  * during the measured reads, and a CHECKPOINT, so the load's dirty pages are not written back meanwhile.
- * A SQLite ledger has no background work of its own (the service checkpoints its WAL itself): nothing to do.
- * Returns the seconds it took.
+ * On SQLite a checkpoint of the WAL, so the service's checkpoint worker is not still copying the load's
+ * pages into the database file during the measured reads. Returns the seconds it took.
  */
 export async function settleDatabase(database_url: string): Promise<number> {
-  if (database_url.startsWith('sqlite:')) return 0;
   const started_ms = performance.now();
+  if (database_url.startsWith('sqlite:')) {
+    await checkpointSqlite(database_url.slice('sqlite:'.length));
+    return (performance.now() - started_ms) / 1000;
+  }
   const client = new pg.Client({ connectionString: database_url });
   await client.connect();
   try {
@@ -69,4 +75,26 @@ export async function settleDatabase(database_url: string): Promise<number> {
     await client.end();
   }
   return (performance.now() - started_ms) / 1000;
+}
+
+/** Checkpoint attempts at most while the service's own checkpoint holds the WAL (100 ms apart: a minute). */
+const SQLITE_CHECKPOINT_TRIES_MAX = 600;
+const SQLITE_CHECKPOINT_RETRY_MS = 100;
+
+/**
+ * A PASSIVE checkpoint from a connection of the benchmark's own, retried until one has copied every
+ * frame of the WAL (the service's checkpoint worker may hold the checkpoint meanwhile: `busy`).
+ */
+async function checkpointSqlite(file: string): Promise<void> {
+  const db = new Database(file);
+  try {
+    for (let tries = 0; tries < SQLITE_CHECKPOINT_TRIES_MAX; tries += 1) {
+      const [result] = db.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+      if (result !== undefined && result.busy === 0 && result.checkpointed === result.log) return;
+      await sleep(SQLITE_CHECKPOINT_RETRY_MS);
+    }
+    throw new BenchError(`the SQLite WAL of ${file} was not checkpointed within a minute`);
+  } finally {
+    db.close();
+  }
 }

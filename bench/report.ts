@@ -368,7 +368,7 @@ export function markdownReport(results: BenchResults): string {
     const names = Object.keys(levels[0]?.reads ?? {});
     const settled = levels.some((level) => (level.settle_s ?? 0) > 0);
     parts.push(`**Scale curve** (${results.settings.scale_duration_s} s per read, ${results.settings.connections} connections; p50 / p99 ms` +
-      `${settled ? '; each level\'s reads start once the database has settled: a `VACUUM (ANALYZE)` and a `CHECKPOINT` after the load' : ''}):`);
+      `${settled ? `; each level's reads start once the database has settled after the load: ${results.store === 'sqlite' ? 'its WAL checkpointed' : 'a `VACUUM (ANALYZE)` and a `CHECKPOINT`'}` : ''}):`);
     parts.push(table(
       ['transactions', 'users', 'blocks', 'loaded at tx/s', ...(settled ? ['settled in s'] : []), 'peak RSS MiB', 'database MiB (bytes/tx)', ...names],
       levels.map((level) => [
