@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { pendingTransaction } from '../src/domain/hashing.js';
+import type { Transaction, TransactionType } from '../src/domain/transaction.js';
 import type { LedgerStore } from '../src/service/ledger-store.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
@@ -55,4 +57,13 @@ export function timedStore(store: LedgerStore, spent: Map<string, number>): Ledg
       };
     },
   });
+}
+
+/** Makes pending TAB transactions as the store-level benchmarks preload them: each with a nonce of its own, stamped now. */
+export function transactionMaker(): (from: string, to: string, type: TransactionType, amount_units: bigint) => Transaction {
+  let nonce = 0;
+  return (from, to, type, amount_units) => {
+    nonce += 1;
+    return pendingTransaction({ from, to, amount_units, token: 'TAB', type, metadata: {}, nonce: nonce.toString(16).padStart(32, '0'), timestamp: Math.floor(Date.now() / 1000) });
+  };
 }

@@ -6,9 +6,7 @@
  */
 import os from 'node:os';
 import pino from 'pino';
-import { openBenchStore } from './bench-store.js';
-import { pendingTransaction } from '../src/domain/hashing.js';
-import type { Transaction, TransactionType } from '../src/domain/transaction.js';
+import { openBenchStore, transactionMaker } from './bench-store.js';
 import { BlockProducer } from '../src/service/block-producer.js';
 
 const [kind = 'sqlite', transactions_text = '300000', accounts_text = '1000', reads_text = '5000'] = process.argv.slice(2);
@@ -18,11 +16,7 @@ const reads = Number(reads_text);
 const APPEND_BATCH = 2000;
 const PAGE = 20;
 
-let nonce = 0;
-function transaction(from: string, to: string, type: TransactionType, amount_units: bigint): Transaction {
-  nonce += 1;
-  return pendingTransaction({ from, to, amount_units, token: 'TAB', type, metadata: {}, nonce: nonce.toString(16).padStart(32, '0'), timestamp: Math.floor(Date.now() / 1000) });
-}
+const transaction = transactionMaker();
 
 async function main(): Promise<void> {
   const { store, cleanup } = await openBenchStore(kind);

@@ -8,11 +8,9 @@
  * `--sealed-before N` appends and seals N transfers first, untimed, as `npm run bench`'s earlier scenarios
  * leave sealed rows in the same tables before its sealer scenario.
  */
-import { openBenchStore, timedStore } from './bench-store.js';
+import { openBenchStore, timedStore, transactionMaker } from './bench-store.js';
 import os from 'node:os';
 import pino from 'pino';
-import { pendingTransaction } from '../src/domain/hashing.js';
-import type { Transaction, TransactionType } from '../src/domain/transaction.js';
 import { BlockProducer } from '../src/service/block-producer.js';
 
 const args = process.argv.slice(2);
@@ -33,11 +31,7 @@ const count = Number(args[1] ?? 200_000);
 const block_txs_max = Number(args[2] ?? 100_000);
 const ACCOUNTS = 1000;
 
-let nonce = 0;
-function transaction(from: string, to: string, type: TransactionType, amount_units: bigint): Transaction {
-  nonce += 1;
-  return pendingTransaction({ from, to, amount_units, token: 'TAB', type, metadata: {}, nonce: nonce.toString(16).padStart(32, '0'), timestamp: Math.floor(Date.now() / 1000) });
-}
+const transaction = transactionMaker();
 
 async function main(): Promise<void> {
   const { store, cleanup } = await openBenchStore(kind);

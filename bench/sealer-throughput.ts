@@ -9,11 +9,9 @@
  * TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) in a schema of its own, dropped
  * at the end. Numbers are for the machine it runs on; docs/operations.md says what they mean.
  */
-import { openBenchStore } from './bench-store.js';
+import { openBenchStore, transactionMaker } from './bench-store.js';
 import os from 'node:os';
 import pino from 'pino';
-import { pendingTransaction } from '../src/domain/hashing.js';
-import type { Transaction, TransactionType } from '../src/domain/transaction.js';
 import { BalanceCommitmentKeeper } from '../src/balance-commitments/balance-commitment-keeper.js';
 import { BlockProducer } from '../src/service/block-producer.js';
 import { DEFAULT_WRITER_LIMITS } from '../src/service/submission-writer.js';
@@ -26,12 +24,7 @@ const BLOCK_TXS_MAX = Number(args[3] ?? 10_000);
 const COMMITMENTS = !process.argv.includes('--without-balance-commitments');
 const clock = { now_ms: () => Date.now() };
 
-let nonce = 0;
-function transaction(from: string, to: string, type: TransactionType, amount_units: bigint): Transaction {
-  nonce += 1;
-  const preimage = { from, to, amount_units, token: 'TAB', type, metadata: {}, nonce: nonce.toString(16).padStart(32, '0'), timestamp: Math.floor(Date.now() / 1000) };
-  return pendingTransaction(preimage);
-}
+const transaction = transactionMaker();
 
 async function main(): Promise<void> {
   const { store, cleanup } = await openBenchStore(kind);
