@@ -148,7 +148,7 @@ export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.
     // A partial run (--scenario) draws its chart next to its results, never over the docs' chart of a full run.
     chart_file: path.resolve(values.chart ?? (smoke || parts.length < BENCH_PARTS.length ? path.join(results_dir, 'chart.svg') : path.join(ROOT, 'docs', database_url === undefined ? 'performance-chart.svg' : 'performance-chart-postgres.svg'))),
     update_docs: values['update-docs'] === true,
-    runs: Math.min(RUNS_MAX, positive('runs', values.runs ?? env.BENCH_RUNS, 1)),
+    runs: runsOption(values.runs ?? env.BENCH_RUNS),
     profile_dir: values['profile-dir'] === undefined ? undefined : path.resolve(values['profile-dir']),
     service_node_flags: (env.BENCH_SERVICE_NODE_FLAGS ?? '').split(/\s+/).filter((flag) => flag !== ''),
     root: ROOT,
@@ -161,6 +161,12 @@ function readParts(text: string | undefined): BenchPart[] {
   const unknown = names.filter((name) => !(BENCH_PARTS as readonly string[]).includes(name));
   if (names.length === 0 || unknown.length > 0) throw new BenchError(`--scenario takes some of ${BENCH_PARTS.join(', ')} (got "${text}")`);
   return BENCH_PARTS.filter((part) => names.includes(part));
+}
+
+function runsOption(text: string | undefined): number {
+  const runs = positive('runs', text, 1);
+  if (runs > RUNS_MAX) throw new BenchError(`--runs takes at most ${RUNS_MAX} (each run of the main scenarios takes a few minutes)`);
+  return runs;
 }
 
 function positive(name: string, text: string | undefined, fallback: number): number {

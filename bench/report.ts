@@ -197,11 +197,15 @@ export function judgeTargets(results: BenchResults): Target[] {
   for (const scenario of results.scenarios.filter((item) => item.kind === 'submit')) {
     targets.push({ name: `${scenario.title}: vs bare route`, goal: `≥ ${percent(goals.submit_ratio_min)}`, value: measuredRatio(scenario), met: medianRatio(scenario) >= goals.submit_ratio_min });
     const judged = scenario.connections === SUBMIT_P99_CONNECTIONS;
-    const p99_vs_bare = median(runsOf(scenario).map((run) => run.p99_vs_bare));
+    const multiples = runsOf(scenario).map((run) => run.p99_vs_bare);
+    const p99_vs_bare = median(multiples);
+    const shown = multiples.length > 1
+      ? `median of ${multiples.map((multiple) => `${multiple.toFixed(1)}×`).join(', ')}`
+      : `${scenario.service.latency_ms.p99.toFixed(1)} against ${scenario.bare.latency_ms.p99.toFixed(2)} ms`;
     targets.push({
       name: `${scenario.title}: p99 against the bare route's p99 at ${SUBMIT_P99_CONNECTIONS} connections`,
       goal: `≤ ${goals.submit_p99_vs_bare_max}×`,
-      value: `${p99_vs_bare.toFixed(1)}× (${scenario.service.latency_ms.p99.toFixed(1)} against ${scenario.bare.latency_ms.p99.toFixed(2)} ms)${judged ? '' : ` (at ${scenario.connections})`}`,
+      value: `${p99_vs_bare.toFixed(1)}× (${shown})${judged ? '' : ` (at ${scenario.connections})`}`,
       met: judged ? p99_vs_bare <= goals.submit_p99_vs_bare_max : null,
     });
   }
