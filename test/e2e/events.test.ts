@@ -50,6 +50,10 @@ describe('the event log across a SIGKILL (SQLite)', () => {
     let unknown = 0;
     let sent = 0;
     let crashed: Promise<void> | null = null;
+    // Set once the new process listens: until then a submission would fail at once (the new process is
+    // spawned before it listens), and the rest could all be spent before it is up, leaving no event
+    // after the crash for the steady stream to reconnect for.
+    let restarted = false;
     const submit = async (body: Record<string, unknown>): Promise<void> => {
       try {
         const response = await fetch(`${service.url}/api/transactions/submit`, {
@@ -69,9 +73,10 @@ describe('the event log across a SIGKILL (SQLite)', () => {
           crashed = (async () => {
             await service.kill();
             await service.restart();
+            restarted = true;
           })();
         }
-        if (crashed !== null && !service.running) await crashed;
+        if (crashed !== null && !restarted) await crashed;
         const user = `user-${sent % 37}`;
         await submit(sent % 5 === 0
           ? { from: user, to: 'elsewhere', amount: 1000, token: 'USDG', type: 'transfer' }
