@@ -152,8 +152,7 @@ function measuredRatio(scenario: ScenarioResult): string {
 
 /** The middle value (the lower middle of an even count, so that it is always a measured one). */
 export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
+  return medianItem(values, (value) => value);
 }
 
 /** The item whose `key` is the median of `items` (the lower middle of an even count). */

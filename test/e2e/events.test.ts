@@ -50,10 +50,6 @@ describe('the event log across a SIGKILL (SQLite)', () => {
     let unknown = 0;
     let sent = 0;
     let crashed: Promise<void> | null = null;
-    // Set once the new process listens: until then a submission would fail at once (the new process is
-    // spawned before it listens), and the rest could all be spent before it is up, leaving no event
-    // after the crash for the steady stream to reconnect for.
-    let restarted = false;
     const submit = async (body: Record<string, unknown>): Promise<void> => {
       try {
         const response = await fetch(`${service.url}/api/transactions/submit`, {
@@ -73,10 +69,12 @@ describe('the event log across a SIGKILL (SQLite)', () => {
           crashed = (async () => {
             await service.kill();
             await service.restart();
-            restarted = true;
           })();
         }
-        if (crashed !== null && !restarted) await crashed;
+        // Until the new process listens a submission would fail at once (it is spawned, and counts as
+        // running, before it listens), and the rest could all be spent before it is up, leaving no event
+        // after the crash for the steady stream to reconnect for. Once restarted, this await is immediate.
+        if (crashed !== null) await crashed;
         const user = `user-${sent % 37}`;
         await submit(sent % 5 === 0
           ? { from: user, to: 'elsewhere', amount: 1000, token: 'USDG', type: 'transfer' }
