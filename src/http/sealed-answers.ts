@@ -5,6 +5,9 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { matchesIfNoneMatch, type CachedAnswer, type SealedRecordCache } from '../read-cache/sealed-record-cache.js';
+import { assert } from '../domain/errors.js';
+import type { Transaction } from '../domain/transaction.js';
+import type { HistoryEntry } from '../service/ledger-store.js';
 import { stringifyExact } from './exact-json.js';
 
 /** Private: every answer needs a token, so a shared cache must not hand it to a caller without one. */
@@ -32,4 +35,32 @@ function sendSealed(request: FastifyRequest, reply: FastifyReply, answer: Cached
   reply.header('etag', answer.etag).header('cache-control', SEALED_CACHE_CONTROL);
   if (matchesIfNoneMatch(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
   return reply.type(JSON_TYPE).send(answer.body);
+}
+
+/** The cache's key of a transaction's answer: every answer that carries the record shares it. */
+export function transactionKey(tx_hash: string): string {
+  return `transaction:${tx_hash}`;
+}
+
+/**
+ * Each transaction's JSON as `GET /transactions/{hash}` answers it, in the order of `entries`: a sealed
+ * one from the cache when it holds it; the others `load`ed in one read and written by `write`, and kept
+ * when sealed by then. A pending one is read every time: it changes when it is sealed.
+ */
+export async function transactionAnswers(
+  cache: SealedRecordCache, entries: readonly HistoryEntry[],
+  load: (tx_hashes: string[]) => Promise<readonly Transaction[]>, write: (transaction: Transaction) => string,
+): Promise<string[]> {
+  const bodies: Array<string | undefined> = entries.map((entry) => (entry.sealed ? cache.get(transactionKey(entry.tx_hash))?.body : undefined));
+  const missing = entries.filter((_, index) => bodies[index] === undefined).map((entry) => entry.tx_hash);
+  if (missing.length === 0) return bodies as string[];
+  const loaded = new Map((await load(missing)).map((transaction) => {
+    const body = write(transaction);
+    return [transaction.tx_hash, transaction.status === 'pending' ? body : cache.put(transactionKey(transaction.tx_hash), body).body];
+  }));
+  return entries.map((entry, index) => {
+    const body = bodies[index] ?? loaded.get(entry.tx_hash);
+    assert(body !== undefined, 'every transaction of the page was loaded');
+    return body;
+  });
 }

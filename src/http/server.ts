@@ -114,7 +114,7 @@ export async function buildServer(deps: ServerDependencies) {
     });
     api.addHook('onRequest', (request, reply) => guard(deps, request, reply));
     await api.register(transactionRoutes, { service: deps.service, tokens: deps.tokens, metrics: deps.metrics, rate_limiter: deps.rate_limiter, clock: deps.clock, history: deps.history?.history, read_cache });
-    await api.register(accountRoutes, { service: deps.service, tokens: deps.tokens });
+    await api.register(accountRoutes, { service: deps.service, tokens: deps.tokens, read_cache });
     await api.register(blockRoutes, { service: deps.service, read_cache });
     await api.register(balanceRootRoutes, { service: deps.service });
     await api.register(statsRoutes, { service: deps.service });

@@ -50,13 +50,13 @@ export function blockView(block: Block) {
   return { ...blockHeaderView(block), transactions: block.transactions };
 }
 
-/** A page of an account's history: every transaction as `transactionView` shows it, and the cursor of the next page. */
-export function accountHistoryView(page: AccountHistoryPage, tokens: TokenRegistry) {
-  return {
-    user_id: page.user_id,
-    transactions: page.transactions.map((tx) => transactionView(tx, tokens)),
-    next_cursor: page.next_before_seq === null ? null : historyCursor(page.next_before_seq),
-  };
+/**
+ * A page of an account's history, `{user_id, transactions, next_cursor}`: its transactions are the JSON
+ * texts `GET /transactions/{hash}` answers (sealed ones kept serialised), put in as they are.
+ */
+export function accountHistoryJson(page: AccountHistoryPage, transactions: readonly string[]): string {
+  const next_cursor = page.next_before_seq === null ? null : historyCursor(page.next_before_seq);
+  return `{"user_id":${JSON.stringify(page.user_id)},"transactions":[${transactions.join(',')}],"next_cursor":${JSON.stringify(next_cursor)}}`;
 }
 
 export function balanceView(balances: Balances, tokens: TokenRegistry) {

@@ -3,7 +3,8 @@
  * failed) and a block. Kept as the exact bytes sent, with a strong ETag (SHA-256 of those bytes), so a
  * hot read costs a map look-up instead of a store read and a serialisation. Bounded by bytes
  * (READ_CACHE_MAX_BYTES); the least recently used answers are dropped first. Pending transactions,
- * balances, pages and statistics are never put here: they change.
+ * balances, pages and statistics are never put here: they change. An account's history page is made
+ * from its transactions' answers kept here (src/http/sealed-answers.ts), its pending ones read afresh.
  */
 import { hash } from 'node:crypto';
 import { assert } from '../domain/errors.js';

@@ -21,7 +21,7 @@ import { BlockHeaderCache } from './block-header-cache.js';
 import { NewestBlockCache } from './newest-block-cache.js';
 import { unixSeconds, type Clock } from './clock.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
-import type { AppendResult, IdempotencyRecord, LedgerStore, PendingAppend } from './ledger-store.js';
+import type { AppendResult, HistoryEntry, IdempotencyRecord, LedgerStore, PendingAppend } from './ledger-store.js';
 import { NoncePool } from './nonce-pool.js';
 import type { SubmissionWriter } from './submission-writer.js';
 
@@ -42,10 +42,11 @@ export type BlockPage = { blocks: BlockHeader[]; total: number; limit: number; o
 
 
 /**
- * A page of an account's history, newest first; `next_before_seq` is the arrival position to read the
- * next (older) page from, or null when there is none.
+ * A page of an account's history, newest first, as each transaction's entry (its records come from
+ * `transactionsByHash`, or from serialised sealed records kept by the caller); `next_before_seq` is the
+ * arrival position to read the next (older) page from, or null when there is none.
  */
-export type AccountHistoryPage = { user_id: string; transactions: Transaction[]; next_before_seq: number | null };
+export type AccountHistoryPage = { user_id: string; entries: HistoryEntry[]; next_before_seq: number | null };
 
 export type Stats = {
   total_transactions: number;
@@ -293,14 +294,27 @@ export class LedgerService {
    * The transactions `user_id` sent or received (pending ones included), newest first in arrival
    * order, before the position `before_seq` (null: from the newest). An unknown account has none.
    */
-  async accountTransactions(user_id: string, before_seq: number | null, limit: number): Promise<AccountHistoryPage> {
+  async accountHistory(user_id: string, before_seq: number | null, limit: number): Promise<AccountHistoryPage> {
     assert(Number.isInteger(limit) && limit >= 1 && limit <= HISTORY_PAGE_LIMIT_MAX, 'the HTTP edge limits the size of a page');
     // One more than the page: whether it exists says whether there is an older page.
-    const found = await this.store.accountTransactions(user_id, before_seq, limit + 1);
-    const page = found.slice(0, limit);
-    const last = page.at(-1);
+    const found = await this.store.accountHistory(user_id, before_seq, limit + 1);
+    const entries = found.slice(0, limit);
+    const last = entries.at(-1);
     const next_before_seq = found.length > limit && last !== undefined ? last.seq : null;
-    return { user_id, transactions: page.map((item) => item.transaction), next_before_seq };
+    return { user_id, entries, next_before_seq };
+  }
+
+  /**
+   * The transactions `tx_hashes` name (hashes the store gave: of a history page), in the same order, in
+   * one read. Transactions are never deleted, so every one is found.
+   */
+  async transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]> {
+    const found = new Map((await this.store.transactionsByHash(tx_hashes)).map((transaction) => [transaction.tx_hash, transaction]));
+    return tx_hashes.map((tx_hash) => {
+      const transaction = found.get(tx_hash);
+      assert(transaction !== undefined, 'a transaction the store named is still stored');
+      return transaction;
+    });
   }
 
   async blocks(limit: number, offset: number): Promise<BlockPage> {

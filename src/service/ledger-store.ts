@@ -94,6 +94,10 @@ export type PendingPosting = Posting & { seq: number; tx_hash: string; timestamp
 
 /** A transaction with its arrival sequence number: its position in arrival order, as the store numbered it. */
 export type SequencedTransaction = { seq: number; transaction: Transaction };
+/** A transaction's place in an account's history: its row number (the arrival order), its hash, and whether it is sealed (its record final). */
+export type HistoryEntry = { seq: number; tx_hash: string; sealed: boolean };
+/** Hashes looked up in one `transactionsByHash` at the most (a page of history has at most 101). */
+export const TRANSACTIONS_BY_HASH_MAX = 1000;
 
 export type StatsSnapshot = {
   latest: StoredBlockHeader;
@@ -130,9 +134,13 @@ export interface LedgerStore {
   /**
    * The newest `limit` transactions (pending or sealed) whose `from` or `to` is `user_id`, arrived
    * before `before_seq` (null: from the newest), newest first in arrival order, each once even when
-   * it is both. Two index seeks, whatever the depth and the size of the ledger.
+   * it is both: each as its row number, its hash and whether it is sealed. Two index seeks, whatever the
+   * depth and the size of the ledger; the records themselves come from `transactionsByHash`, or from
+   * serialised sealed records the caller keeps.
    */
-  accountTransactions(user_id: string, before_seq: number | null, limit: number): Promise<SequencedTransaction[]>;
+  accountHistory(user_id: string, before_seq: number | null, limit: number): Promise<HistoryEntry[]>;
+  /** The transactions among `tx_hashes` (at most TRANSACTIONS_BY_HASH_MAX), in one read, in no particular order; unknown ones are absent. */
+  transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]>;
 
   latestBlock(): Promise<StoredBlockHeader | null>;
   /** The newest block's number (null before genesis): what counting blocks needs, without reading the block. */

@@ -2,7 +2,7 @@
  * `GET /api/accounts/{userId}/transactions`: an account's history, newest first in arrival order,
  * paged with an opaque cursor. Every record is the one `GET /api/transactions/{hash}` answers.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
@@ -76,6 +76,58 @@ describe("an account's transaction history", () => {
     // Another caller reads the same history, as any caller reads any transaction or balance.
     const by_carol = await walk(clientFor(ledger, await ledger.token('carol')), 'alice', 100);
     expect(by_carol).toEqual([{ user_id: 'alice', transactions: listed, next_cursor: null }]);
+  });
+
+  it('answers sealed records from the read cache, byte for byte as GET /api/transactions/{hash} does, and never a pending one stale', async () => {
+    const minted = await submit(admin, { from: 'treasury', to: 'alice', amount: 100, type: 'mint' });
+    await ledger.producer.drain();
+    const paid = await submit(alice, { from: 'alice', to: 'bob', amount: '12.5', metadata: { memo: 'rent' } });
+    const load = vi.spyOn(ledger.store, 'transactionsByHash');
+    /** The page as it must be: each record the text GET /api/transactions/{hash} answers. */
+    const expected = async (hashes: string[]) => {
+      const singles = await Promise.all(hashes.map(async (hash) => (await alice.get(`/api/transactions/${hash}`)).body));
+      return `{"user_id":"alice","transactions":[${singles.join(',')}],"next_cursor":null}`;
+    };
+
+    const cold = await alice.get(history('alice'));
+    expect(load).toHaveBeenCalledTimes(1);
+    expect(load.mock.calls[0]?.[0]).toEqual([paid, minted]);
+    expect(cold.body).toBe(await expected([paid, minted]));
+    expect(cold.headers['cache-control']).toBeUndefined();
+    load.mockClear();
+
+    const warm = await alice.get(history('alice'));
+    expect(load.mock.calls).toEqual([[[paid]]]);
+    expect(warm.body).toBe(cold.body);
+    expect((warm.json as Page).transactions.map((tx) => tx.status)).toEqual(['pending', 'confirmed']);
+
+    await ledger.producer.drain();
+    load.mockClear();
+    const sealed = await alice.get(history('alice'));
+    expect((sealed.json as Page).transactions.map((tx) => tx.status)).toEqual(['confirmed', 'confirmed']);
+    expect(sealed.body).toBe(await expected([paid, minted]));
+    expect(load).toHaveBeenCalledTimes(1);
+    load.mockClear();
+    expect((await alice.get(history('alice'))).body).toBe(sealed.body);
+    expect(load).not.toHaveBeenCalled();
+  });
+
+  it('answers the same bytes with the read cache turned off (READ_CACHE_MAX_BYTES=0)', async () => {
+    const uncached = await startTestTabula({ READ_CACHE_MAX_BYTES: '0' });
+    try {
+      const treasury = clientFor(uncached, await uncached.token('treasury', { admin: true }));
+      const reader = clientFor(uncached, await uncached.token('alice'));
+      const hashes: string[] = [];
+      for (const amount of [1, 2, 3]) hashes.unshift((await treasury.post(SUBMIT, { from: 'treasury', to: 'alice', amount, token: 'TAB', type: 'mint' })).json.tx_hash as string);
+      await uncached.producer.drain();
+      const page = await reader.get(history('alice', 'limit=2'));
+      const singles = await Promise.all(hashes.slice(0, 2).map(async (hash) => (await reader.get(`/api/transactions/${hash}`)).body));
+      const cursor = (page.json as Page).next_cursor;
+      expect(page.body).toBe(`{"user_id":"alice","transactions":[${singles.join(',')}],"next_cursor":${JSON.stringify(cursor)}}`);
+      expect((await reader.get(history('alice', 'limit=2'))).body).toBe(page.body);
+    } finally {
+      await uncached.close();
+    }
   });
 
   it('lists mints and burns for the account they credit or debit and for the issuer named on the other side, a mint to its own issuer once', async () => {

@@ -11,7 +11,7 @@ import { buildBlock, genesisBlock, type BlockHeader } from '../../src/domain/blo
 import { InvariantViolation } from '../../src/domain/errors.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Metadata, Transaction, TransactionType } from '../../src/domain/transaction.js';
-import type { BlockCommit, ChainTotals, LedgerStore, PendingAppend, SequencedTransaction, TransactionOutcome } from '../../src/service/ledger-store.js';
+import { TRANSACTIONS_BY_HASH_MAX, type BlockCommit, type ChainTotals, type HistoryEntry, type LedgerStore, type PendingAppend, type TransactionOutcome } from '../../src/service/ledger-store.js';
 import { createTestDatabase, testStoreKind, type TestDatabase } from '../support/test-database.js';
 
 const T0 = 1_800_000_000;
@@ -313,7 +313,7 @@ describe(`the store contract (${testStoreKind()})`, () => {
   });
 
   describe("reading an account's history", () => {
-    const hashes = (page: SequencedTransaction[]) => page.map((item) => item.transaction.tx_hash);
+    const hashes = (page: HistoryEntry[]) => page.map((entry) => entry.tx_hash);
 
     it('gives the transactions an account sent or received, pending and sealed, newest first in arrival order, each once', async () => {
       await store.commitBlock(genesisCommit());
@@ -331,19 +331,34 @@ describe(`the store contract (${testStoreKind()})`, () => {
       await store.appendPending([plain(received)]);
       await store.appendPending([to_self, burned].map(plain));
 
-      const history = await store.accountTransactions('alice', null, 100);
+      const history = await store.accountHistory('alice', null, 100);
       expect(hashes(history)).toEqual([burned, to_self, received, sent, minted].map((tx) => tx.tx_hash));
-      const seqs = history.map((item) => item.seq);
+      expect(history.map((entry) => entry.sealed)).toEqual([false, false, false, true, true]);
+      const seqs = history.map((entry) => entry.seq);
       expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
       expect(new Set(seqs).size).toBe(seqs.length);
-      expect(history[0]!.transaction).toEqual(burned);
-      expect(history.at(-1)!.transaction).toEqual({ ...minted, status: 'confirmed', block_number: 1, block_hash: commit.header.hash, position: 0, error: null });
-      expect(history.at(-1)!.transaction.amount_units).toBe(UNITS_MAX);
-      expect(history.at(-2)!.transaction).toMatchObject({ status: 'failed', error: 'insufficient_funds', block_number: 1, position: 1 });
-      expect(hashes(await store.accountTransactions('issuer', null, 100))).toEqual([burned.tx_hash, minted.tx_hash]);
-      expect(hashes(await store.accountTransactions('bob', null, 100))).toEqual([received.tx_hash, sent.tx_hash]);
-      expect(await store.accountTransactions('nobody', null, 100)).toEqual([]);
-      expect(await store.accountTransactions('ALICE', null, 100)).toEqual([]);
+      expect(hashes(await store.accountHistory('issuer', null, 100))).toEqual([burned.tx_hash, minted.tx_hash]);
+      expect(hashes(await store.accountHistory('bob', null, 100))).toEqual([received.tx_hash, sent.tx_hash]);
+      expect(await store.accountHistory('nobody', null, 100)).toEqual([]);
+      expect(await store.accountHistory('ALICE', null, 100)).toEqual([]);
+
+      const records = new Map((await store.transactionsByHash(hashes(history))).map((tx) => [tx.tx_hash, tx]));
+      expect(records.size).toBe(5);
+      expect(records.get(burned.tx_hash)).toEqual(burned);
+      expect(records.get(minted.tx_hash)).toEqual({ ...minted, status: 'confirmed', block_number: 1, block_hash: commit.header.hash, position: 0, error: null });
+      expect(records.get(minted.tx_hash)!.amount_units).toBe(UNITS_MAX);
+      expect(records.get(sent.tx_hash)).toMatchObject({ status: 'failed', error: 'insufficient_funds', block_number: 1, position: 1 });
+      for (const tx of records.values()) expect(tx).toEqual(await store.getTransaction(tx.tx_hash));
+    });
+
+    it('looks transactions up by hash in one read: unknown hashes are left out, none is given twice', async () => {
+      const [first, second] = [pending({ from: 'alice', to: 'bob' }), pending({ from: 'bob', to: 'carol' })];
+      await store.appendPending([first, second].map(plain));
+      const found = await store.transactionsByHash([second.tx_hash, `0x${'00'.repeat(32)}`, first.tx_hash]);
+      expect(found.map((tx) => tx.tx_hash).sort()).toEqual([first.tx_hash, second.tx_hash].sort());
+      expect(found.find((tx) => tx.tx_hash === first.tx_hash)).toEqual(first);
+      expect(await store.transactionsByHash([])).toEqual([]);
+      await expect(store.transactionsByHash(Array.from({ length: TRANSACTIONS_BY_HASH_MAX + 1 }, () => first.tx_hash))).rejects.toThrow(/bounded/);
     });
 
     it('pages from a position: the transactions before it, at most `limit`, every one exactly once across the pages', async () => {
@@ -357,13 +372,13 @@ describe(`the store contract (${testStoreKind()})`, () => {
         await store.appendPending(batch.map(plain));
       }
       const expected = all.filter((tx) => tx.from === 'erin' || tx.to === 'erin').map((tx) => tx.tx_hash).reverse();
-      const newest = await store.accountTransactions('erin', null, 100);
+      const newest = await store.accountHistory('erin', null, 100);
       expect(hashes(newest)).toEqual(expected);
 
       const walked: string[] = [];
       let before: number | null = null;
       for (let pages = 0; pages < 20; pages += 1) {
-        const page: SequencedTransaction[] = await store.accountTransactions('erin', before, 7);
+        const page: HistoryEntry[] = await store.accountHistory('erin', before, 7);
         expect(page.length).toBeLessThanOrEqual(7);
         if (before !== null) for (const item of page) expect(item.seq).toBeLessThan(before);
         walked.push(...hashes(page));
@@ -371,8 +386,8 @@ describe(`the store contract (${testStoreKind()})`, () => {
         before = page.at(-1)!.seq;
       }
       expect(walked).toEqual(expected);
-      expect(await store.accountTransactions('erin', newest.at(-1)!.seq, 10)).toEqual([]);
-      expect(hashes(await store.accountTransactions('erin', newest[2]!.seq, 1))).toEqual([expected[3]]);
+      expect(await store.accountHistory('erin', newest.at(-1)!.seq, 10)).toEqual([]);
+      expect(hashes(await store.accountHistory('erin', newest[2]!.seq, 1))).toEqual([expected[3]]);
     });
   });
 

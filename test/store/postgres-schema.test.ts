@@ -130,7 +130,8 @@ describe('PostgreSQL schema', () => {
   describe('query plans', () => {
     const SAMPLES: Partial<Record<keyof typeof SQL, unknown[]>> = {
       getTransaction: [`0x${'ab'.repeat(32)}`],
-      accountTransactions: ['alice', 1_000_000, 21],
+      accountHistory: ['alice', 1_000_000, 21],
+      transactionsByHash: [[`0x${'ab'.repeat(32)}`, `0x${'cd'.repeat(32)}`]],
       findIdempotency: ['alice', 'k'],
       findIdempotencies: [['alice'], ['k']],
       countIdempotencyKeys: ['alice', ['k', 'l']],
@@ -163,7 +164,7 @@ describe('PostgreSQL schema', () => {
 
     it("reads an account's history from its two indexes, merged in order", async () => {
       await sql.query('SET enable_seqscan = off');
-      const plan = (await sql.query(`EXPLAIN ${SQL.accountTransactions}`, ['alice', 1_000_000, 21])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
+      const plan = (await sql.query(`EXPLAIN ${SQL.accountHistory}`, ['alice', 1_000_000, 21])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
       expect(plan).toMatch(/Merge Append/);
       expect(plan).toMatch(/Index Scan Backward using transactions_by_from/);
       expect(plan).toMatch(/Index Scan Backward using transactions_by_to/);

@@ -41,8 +41,15 @@ describe('SQLite query plans', () => {
     for (const step of plan.slice(1)) expect(step, shown).toMatch(/^(LIST SUBQUERY|SCAN json_each VIRTUAL TABLE)/);
   });
 
+  it('looks transactions up by hash with one unique-index seek per hash of the list, scanning only the list', () => {
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.transactionsByHash}`).all('["a","b"]') as Array<{ detail: string }>).map((row) => row.detail);
+    const shown = plan.join(' | ');
+    expect(plan[0], shown).toMatch(/^SEARCH t USING INDEX sqlite_autoindex_transactions_\d+ \(tx_hash=\?\)/);
+    for (const step of plan.slice(1)) expect(step, shown).toMatch(/^(LIST SUBQUERY|SCAN json_each VIRTUAL TABLE|SEARCH b USING INTEGER PRIMARY KEY)/);
+  });
+
   it("reads an account's history from its two covering indexes, merged in order: no scan of the table, no sort", () => {
-    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.accountTransactions}`).all('alice', 1000, 'alice', 1000, 21) as Array<{ detail: string }>).map((row) => row.detail);
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.accountHistory}`).all('alice', 1000, 'alice', 1000, 21) as Array<{ detail: string }>).map((row) => row.detail);
     const shown = plan.join(' | ');
     expect(plan, shown).toContain('MERGE (UNION)');
     expect(plan, shown).toContain('SEARCH transactions USING COVERING INDEX transactions_by_from (from_id=? AND seq<?)');

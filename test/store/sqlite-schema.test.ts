@@ -82,7 +82,8 @@ describe('SQLite migrations', () => {
       old.close();
 
       const store = SqliteStore.open({ path: file });
-      expect(await store.accountTransactions('bob', null, 10)).toEqual([{ seq: 1, transaction: tx }]);
+      expect(await store.accountHistory('bob', null, 10)).toEqual([{ seq: 1, tx_hash: tx.tx_hash, sealed: false }]);
+      expect(await store.transactionsByHash([tx.tx_hash])).toEqual([tx]);
       await store.close();
       const upgraded = new Database(file, { readonly: true });
       const indexes = upgraded.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'transactions_by_%' ORDER BY name").pluck().all();

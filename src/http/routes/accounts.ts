@@ -6,13 +6,17 @@ import type { LedgerService } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
 import { parseHistoryPage, parseProofFlag } from '../parameters.js';
 import { AccountHistorySchema, AccountHistoryQuerySchema, BalanceQuerySchema, ProvenBalanceSchema, UserParamsSchema } from '../schemas.js';
-import { accountHistoryView, balanceView, jsonOncePerObject, provenBalanceView, sendExact, sendJsonText } from '../views.js';
+import { accountHistoryJson, balanceView, jsonOncePerObject, provenBalanceView, sendExact, sendJsonText, transactionView } from '../views.js';
+import { transactionAnswers } from '../sealed-answers.js';
+import type { SealedRecordCache } from '../../read-cache/sealed-record-cache.js';
+import type { Transaction } from '../../domain/transaction.js';
 import { stringifyExact } from '../exact-json.js';
 import type { Balances } from '../../service/ledger-service.js';
 
-type Options = { service: LedgerService; tokens: TokenRegistry };
+type Options = { service: LedgerService; tokens: TokenRegistry; read_cache: SealedRecordCache };
 
-export const accountRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens }) => {
+export const accountRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens, read_cache }) => {
+  const transactionJson = (transaction: Transaction) => stringifyExact(transactionView(transaction, tokens));
   // The service hands every request of one newest block the same balances object (newest-block-cache.ts): written once.
   const balanceJson = jsonOncePerObject((balances: Balances) => stringifyExact(balanceView(balances, tokens)));
   app.get('/balance/:userId', {
@@ -62,6 +66,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { s
   }, async (request, reply) => {
     const user_id = parseUserId(request.params.userId, 'userId');
     const { limit, before_seq } = parseHistoryPage(request.query);
-    return sendExact(reply, accountHistoryView(await service.accountTransactions(user_id, before_seq, limit), tokens));
+    const page = await service.accountHistory(user_id, before_seq, limit);
+    const transactions = await transactionAnswers(read_cache, page.entries, (tx_hashes) => service.transactionsByHash(tx_hashes), transactionJson);
+    return sendJsonText(reply, accountHistoryJson(page, transactions));
   });
 };

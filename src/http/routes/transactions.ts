@@ -18,7 +18,7 @@ import { principalOf } from '../request-guard.js';
 import type { HistoryService } from '../../service/history-service.js';
 import { transactionView } from '../views.js';
 import type { SealedRecordCache } from '../../read-cache/sealed-record-cache.js';
-import { sendRecord } from '../sealed-answers.js';
+import { sendRecord, transactionKey } from '../sealed-answers.js';
 
 /** A batch of 1000 plain transfers is about 100 KiB; this leaves room for metadata. */
 export const BATCH_BODY_BYTES_MAX = 1024 * 1024;
@@ -158,7 +158,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app,
     },
   }, async (request, reply) => {
     const hash = parseHashParameter(request.params.hash);
-    return sendRecord(request, reply, read_cache, `transaction:${hash}`, async () => {
+    return sendRecord(request, reply, read_cache, transactionKey(hash), async () => {
       const transaction = await service.transaction(hash);
       return { view: transactionView(transaction, tokens), sealed: transaction.status !== 'pending' };
     });

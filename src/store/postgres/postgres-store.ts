@@ -21,11 +21,12 @@ import type {
   LedgerStore,
   PendingAppend,
   PendingPosting,
-  SequencedTransaction,
+  HistoryEntry,
   StatsSnapshot,
   StoredBlockHeader,
   StoredEvent,
 } from '../../service/ledger-store.js';
+import { TRANSACTIONS_BY_HASH_MAX } from '../../service/ledger-store.js';
 import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
@@ -126,8 +127,6 @@ const BLOCK_HEADER_COLUMNS = 'b.number::text AS number, b.hash, b.parent_hash, b
 const STORED_BLOCK_COLUMNS = `${BLOCK_HEADER_COLUMNS}, b.total_transactions::text AS total_transactions, b.total_users::text AS total_users, b.transfer_volume_totals,
   b.swap_volume_usd::text AS swap_volume_usd`;
 const IDEMPOTENCY_COLUMNS = 'caller, key, request_hash, tx_hash, timestamp::text AS timestamp';
-/** The stored columns of a transaction row, for subqueries read as `t`. */
-const TRANSACTION_ROW_COLUMNS = 'seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, min_receive, token_out';
 /** "Before no position": above every seq the ledger will ever number. */
 const SEQ_END = Number.MAX_SAFE_INTEGER;
 /** A group commit's rows ($1–$9, $11, $12), pending, numbered from the event sequences taken by a `counter` CTE. */
@@ -214,14 +213,16 @@ export const SQL = {
        SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM queued)::int AS inserted,
          (SELECT COALESCE(array_agg(balance::text ORDER BY ordinality), '{}') FROM judged) AS balances`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t ${OUTCOME_JOINS} WHERE t.tx_hash = $1`,
+  transactionsByHash: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t ${OUTCOME_JOINS} WHERE t.tx_hash = ANY($1::text[])`,
   // Each side is a range of its index read newest first; a Merge Append of the two stops after
   // `limit`. A transaction that is both (a mint to its issuer) is taken from the `from` side only.
-  accountTransactions: `SELECT t.seq::text AS seq, ${TRANSACTION_COLUMNS} FROM (
-         (SELECT ${TRANSACTION_ROW_COLUMNS} FROM transactions WHERE from_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3)
+  // Sealed: it has an outcome (OUTCOME_STATUS_SQL).
+  accountHistory: `SELECT t.seq::text AS seq, t.tx_hash, o.seq IS NOT NULL AS sealed FROM (
+         (SELECT seq, tx_hash FROM transactions WHERE from_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3)
          UNION ALL
-         (SELECT ${TRANSACTION_ROW_COLUMNS} FROM transactions WHERE to_id = $1 AND from_id <> $1 AND seq < $2 ORDER BY seq DESC LIMIT $3)
+         (SELECT seq, tx_hash FROM transactions WHERE to_id = $1 AND from_id <> $1 AND seq < $2 ORDER BY seq DESC LIMIT $3)
          ORDER BY seq DESC LIMIT $3
-       ) AS t ${OUTCOME_JOINS} ORDER BY t.seq DESC`,
+       ) AS t LEFT JOIN transaction_outcomes o ON o.seq = t.seq ORDER BY t.seq DESC`,
   // The queue's order is the sealer's; its rows have no outcome, so o and b join nothing.
   pendingTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM pending_transactions p JOIN transactions t ON t.seq = p.seq ${OUTCOME_JOINS}
        ORDER BY p.seq LIMIT $1`,
@@ -406,9 +407,15 @@ export class PostgresStore implements LedgerStore {
     return row === undefined ? null : toTransaction(row);
   }
 
-  async accountTransactions(user_id: string, before_seq: number | null, limit: number): Promise<SequencedTransaction[]> {
-    const rows = (await run<TransactionRow>(this.pool, 'accountTransactions', [user_id, before_seq ?? SEQ_END, limit])).rows;
-    return rows.map((row) => ({ seq: Number(row.seq), transaction: toTransaction(row) }));
+  async accountHistory(user_id: string, before_seq: number | null, limit: number): Promise<HistoryEntry[]> {
+    const rows = (await run<{ seq: string; tx_hash: string; sealed: boolean }>(this.pool, 'accountHistory', [user_id, before_seq ?? SEQ_END, limit])).rows;
+    return rows.map((row) => ({ seq: Number(row.seq), tx_hash: row.tx_hash, sealed: row.sealed }));
+  }
+
+  async transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]> {
+    assert(tx_hashes.length <= TRANSACTIONS_BY_HASH_MAX, 'a look-up by hash is bounded');
+    if (tx_hashes.length === 0) return [];
+    return (await run<TransactionRow>(this.pool, 'transactionsByHash', [tx_hashes])).rows.map(toTransaction);
   }
 
   async latestBlock(): Promise<StoredBlockHeader | null> {

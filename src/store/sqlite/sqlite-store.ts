@@ -30,12 +30,13 @@ import type {
   LedgerStore,
   PendingAppend,
   PendingPosting,
-  SequencedTransaction,
+  HistoryEntry,
   StatsSnapshot,
   StoredBlockHeader,
   StoredEvent,
   TransactionOutcome,
 } from '../../service/ledger-store.js';
+import { TRANSACTIONS_BY_HASH_MAX } from '../../service/ledger-store.js';
 import { assertOutcomeErrors, assertPostingsMatch, outcomeRuns, settledByPostings, type OutcomeRun } from '../block-postings.js';
 import { collectEvents, type EventRows } from '../event-rows.js';
 import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storage-faults.js';
@@ -235,10 +236,16 @@ export class SqliteStore implements LedgerStore {
     return row === undefined ? null : toTransaction(row);
   }
 
-  async accountTransactions(user_id: string, before_seq: number | null, limit: number): Promise<SequencedTransaction[]> {
+  async accountHistory(user_id: string, before_seq: number | null, limit: number): Promise<HistoryEntry[]> {
     const before = before_seq ?? SEQ_END;
-    const rows = this.statements.accountTransactions.all(user_id, before, user_id, before, limit) as TransactionRow[];
-    return rows.map((row) => ({ seq: Number(row.seq), transaction: toTransaction(row) }));
+    const rows = this.statements.accountHistory.all(user_id, before, user_id, before, limit) as Array<[number, string, number]>;
+    return rows.map(([seq, tx_hash, sealed]) => ({ seq, tx_hash, sealed: sealed === 1 }));
+  }
+
+  async transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]> {
+    assert(tx_hashes.length <= TRANSACTIONS_BY_HASH_MAX, 'a look-up by hash is bounded');
+    if (tx_hashes.length === 0) return [];
+    return (this.statements.transactionsByHash.all(JSON.stringify(tx_hashes)) as TransactionRow[]).map(toTransaction);
   }
 
   async latestBlock(): Promise<StoredBlockHeader | null> {
@@ -584,14 +591,17 @@ export const SQL = {
   insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = ?`,
+  // A unique-index seek per hash of the JSON array.
+  transactionsByHash: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
+       WHERE t.tx_hash IN (SELECT value FROM json_each(?))`,
   // Each side is a range of its covering index read newest first; the compound merges the two in
   // order (dropping a transaction that is both, a mint to its issuer) and stops after `limit`.
-  accountTransactions: `SELECT t.seq, ${TRANSACTION_COLUMNS} FROM (
+  accountHistory: `SELECT t.seq, t.tx_hash, t.status <> 'pending' AS sealed FROM (
          SELECT seq FROM transactions WHERE from_id = ? AND seq < ?
          UNION
          SELECT seq FROM transactions WHERE to_id = ? AND seq < ?
          ORDER BY seq DESC LIMIT ?
-       ) AS page JOIN transactions t ON t.seq = page.seq LEFT JOIN blocks b ON b.number = t.block_number ORDER BY page.seq DESC`,
+       ) AS page JOIN transactions t ON t.seq = page.seq ORDER BY page.seq DESC`,
   // Pending transactions have no block: no join.
   pendingTransactions: `SELECT ${PENDING_COLUMNS} FROM transactions t WHERE t.status = 'pending' ORDER BY t.seq LIMIT ?`,
   pendingPostings: "SELECT seq, tx_hash, from_id, to_id, amount, token, type, timestamp, min_receive FROM transactions WHERE status = 'pending' ORDER BY seq LIMIT ?",
@@ -664,7 +674,9 @@ function prepareStatements(db: Database.Database) {
     pruneIdempotency: db.prepare(SQL.pruneIdempotency),
     insertTransaction: db.prepare(SQL.insertTransaction),
     getTransaction: db.prepare(SQL.getTransaction).safeIntegers(true),
-    accountTransactions: db.prepare(SQL.accountTransactions).safeIntegers(true),
+    // Rows as arrays: three columns, no names to build per row; seq stays below 2^53 (assigned one by one).
+    accountHistory: db.prepare(SQL.accountHistory).raw(true),
+    transactionsByHash: db.prepare(SQL.transactionsByHash).safeIntegers(true),
     pendingTransactions: db.prepare(SQL.pendingTransactions).safeIntegers(true),
     pendingPostings: db.prepare(SQL.pendingPostings).raw().safeIntegers(true),
     pendingCount: db.prepare(SQL.pendingCount).safeIntegers(true),
