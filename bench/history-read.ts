@@ -3,7 +3,8 @@
  * [transactions] [accounts] [reads]`. Appends and seals `transactions` transfers between `accounts`
  * accounts (as bench/seal-steps.ts does), then reads `reads` pages of 20 of random accounts' histories
  * and prints µs per page (JSON): the page's entries alone (what a page whose sealed records the read
- * cache holds costs the store), and the entries with every record read (a page the cache holds none of).
+ * cache holds costs the store), the entries with every record read (a page the cache holds none of),
+ * and the account's newest row number alone (what a page kept whole costs).
  */
 import os from 'node:os';
 import pino from 'pino';
@@ -43,10 +44,13 @@ async function main(): Promise<void> {
       await store.transactionsByHash(entries.map((entry) => entry.tx_hash));
     }
     const records_ms = performance.now() - started;
+    started = performance.now();
+    for (let index = 0; index < reads; index += 1) await store.newestAccountSeq(account((index * 7919) % accounts), null);
+    const newest_ms = performance.now() - started;
     const per_page = (elapsed_ms: number) => Number(((elapsed_ms * 1000) / reads).toFixed(1));
     console.log(JSON.stringify({
       store: kind, transactions: count, accounts, reads, rows_per_page: rows / reads,
-      us_per_page_entries: per_page(entries_ms), us_per_page_with_records: per_page(records_ms), load_average: Number(os.loadavg()[0]?.toFixed(2)),
+      us_per_page_entries: per_page(entries_ms), us_per_page_with_records: per_page(records_ms), us_per_newest_seq: per_page(newest_ms), load_average: Number(os.loadavg()[0]?.toFixed(2)),
     }));
   } finally {
     await cleanup();

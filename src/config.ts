@@ -62,7 +62,7 @@ export type Config = {
   block_txs_max: number;
   /** Transactions stored and waiting to be sealed at the most; past it submissions get 503 pending_backlog_full. */
   pending_max: number;
-  /** READ_CACHE_MAX_BYTES: serialised answers of sealed transactions and blocks kept in memory at the most (src/read-cache); 0: none. */
+  /** READ_CACHE_MAX_BYTES: serialised answers of sealed transactions, blocks and final history pages kept in memory at the most (src/read-cache); 0: none. */
   read_cache_max_bytes: number;
   /**
    * HEAP_GROWING_PERCENT: how far V8 lets its old generation grow past what survived the last full

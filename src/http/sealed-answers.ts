@@ -8,6 +8,7 @@ import { matchesIfNoneMatch, type CachedAnswer, type SealedRecordCache } from '.
 import { assert } from '../domain/errors.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { HistoryEntry } from '../service/ledger-store.js';
+import type { AccountHistoryPage } from '../service/ledger-service.js';
 import { stringifyExact } from './exact-json.js';
 
 /** Private: every answer needs a token, so a shared cache must not hand it to a caller without one. */
@@ -63,4 +64,20 @@ export async function transactionAnswers(
     assert(body !== undefined, 'every transaction of the page was loaded');
     return body;
   });
+}
+
+/**
+ * The cache's key of a page of `user_id`'s history (`limit` entries before `before_seq`) whose newest
+ * entry is `newest_seq`. No transaction stored later can be older than that entry (LedgerStore's
+ * `newestAccountSeq`), so while it is still the account's newest such one, a page whose entries were all
+ * sealed has the same text: a final answer, as a sealed transaction's is. The user id comes last, so
+ * what it contains cannot run into the numbers.
+ */
+export function historyPageKey(user_id: string, limit: number, before_seq: number | null, newest_seq: number): string {
+  return `history:${limit}:${before_seq ?? ''}:${newest_seq}:${user_id}`;
+}
+
+/** Whether `page`, read after its account's newest entry was found to be `newest_seq`, is final: it starts at that entry and every entry is sealed. */
+export function isFinalPage(page: AccountHistoryPage, newest_seq: number): boolean {
+  return page.entries[0]?.seq === newest_seq && page.entries.every((entry) => entry.sealed);
 }

@@ -83,7 +83,7 @@ export type ServerDependencies = {
   history?: HistoryRouteOptions | undefined;
   /** Timeouts and the connection cap (default: DEFAULT_CONNECTION_LIMITS). */
   connection_limits?: ConnectionLimits | undefined;
-  /** Serialised answers of sealed transactions and blocks (default: a cache of READ_CACHE_DEFAULT_BYTES). */
+  /** Serialised answers of sealed transactions, blocks and final history pages (default: a cache of READ_CACHE_DEFAULT_BYTES). */
   read_cache?: SealedRecordCache | undefined;
 };
 

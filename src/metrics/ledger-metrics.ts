@@ -87,7 +87,7 @@ export class LedgerMetrics implements BlockSealObserver {
     const registers = [this.registry];
     new Counter({
       name: 'tabula_read_cache_lookups_total',
-      help: 'Look-ups of sealed transactions and blocks in the cache of serialised answers, by result (hit or miss)',
+      help: 'Look-ups of sealed transactions, blocks and history pages in the cache of serialised answers, by result (hit or miss)',
       labelNames: ['result'],
       registers,
       collect() {

@@ -4,7 +4,9 @@
  * hot read costs a map look-up instead of a store read and a serialisation. Bounded by bytes
  * (READ_CACHE_MAX_BYTES); the least recently used answers are dropped first. Pending transactions,
  * balances, pages and statistics are never put here: they change. An account's history page is made
- * from its transactions' answers kept here (src/http/sealed-answers.ts), its pending ones read afresh.
+ * from its transactions' answers kept here, its pending ones read afresh; a page whose transactions are
+ * all sealed is kept under its account's newest transaction, final as long as that is the newest
+ * (src/http/sealed-answers.ts).
  */
 import { hash } from 'node:crypto';
 import { assert } from '../domain/errors.js';

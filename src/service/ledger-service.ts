@@ -304,6 +304,11 @@ export class LedgerService {
     return { user_id, entries, next_before_seq };
   }
 
+  /** The row number of the account's newest transaction before `before_seq` (null: none): what says whether a kept page of its history still holds. */
+  newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null> {
+    return this.store.newestAccountSeq(user_id, before_seq);
+  }
+
   /**
    * The transactions `tx_hashes` name (hashes the store gave: of a history page), in the same order, in
    * one read. Transactions are never deleted, so every one is found.

@@ -139,6 +139,13 @@ export interface LedgerStore {
    * serialised sealed records the caller keeps.
    */
   accountHistory(user_id: string, before_seq: number | null, limit: number): Promise<HistoryEntry[]>;
+  /**
+   * The row number of `user_id`'s newest transaction before `before_seq` (null: none), the first entry
+   * `accountHistory` would give: two index seeks, no row read. A transaction stored later has a larger
+   * row number on every store (PostgreSQL numbers rows under the event counter's lock, held to commit),
+   * so a page whose newest entry is still this one and whose entries are all sealed has not changed.
+   */
+  newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null>;
   /** The transactions among `tx_hashes` (at most TRANSACTIONS_BY_HASH_MAX), in one read, in no particular order; unknown ones are absent. */
   transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]>;
 

@@ -112,6 +112,43 @@ describe("an account's transaction history", () => {
     expect(load).not.toHaveBeenCalled();
   });
 
+  it('keeps a page whose transactions are all sealed until the account has a newer one, and answers the newer one at once', async () => {
+    for (const amount of [1, 2, 3]) await submit(admin, { from: 'treasury', to: 'alice', amount, type: 'mint' });
+    await ledger.producer.drain();
+    const read = vi.spyOn(ledger.store, 'accountHistory');
+    const first = await alice.get(history('alice', 'limit=2'));
+    const cursor = (first.json as Page).next_cursor as string;
+    const older = await alice.get(history('alice', `limit=2&cursor=${cursor}`));
+    const beyond = await alice.get(history('alice', 'cursor=1000000'));
+    expect(read).toHaveBeenCalledTimes(3);
+    read.mockClear();
+    expect((await alice.get(history('alice', 'limit=2'))).body).toBe(first.body);
+    expect((await alice.get(history('alice', `limit=2&cursor=${cursor}`))).body).toBe(older.body);
+    expect((await alice.get(history('alice', 'cursor=1000000'))).body).toBe(beyond.body);
+    expect(read).not.toHaveBeenCalled();
+
+    // A new transaction of the account: every page it belongs to is read afresh, the page before it is not.
+    const paid = await submit(alice, { from: 'alice', to: 'bob', amount: 1 });
+    const fresh = (await alice.get(history('alice', 'limit=2'))).json as Page;
+    expect(fresh.transactions.map((tx) => [tx.tx_hash, tx.status])[0]).toEqual([paid, 'pending']);
+    expect(((await alice.get(history('alice', 'cursor=1000000'))).json as Page).transactions[0]?.tx_hash).toBe(paid);
+    expect(read).toHaveBeenCalledTimes(2);
+    expect((await alice.get(history('alice', `limit=2&cursor=${cursor}`))).body).toBe(older.body);
+    expect(read).toHaveBeenCalledTimes(2);
+    // Pending, that page is not kept; sealed, it is answered with its new status, then kept.
+    expect((await alice.get(history('alice', 'limit=2'))).json).toEqual(fresh);
+    expect(read).toHaveBeenCalledTimes(3);
+    await ledger.producer.drain();
+    const sealed = (await alice.get(history('alice', 'limit=2'))).json as Page;
+    expect(sealed.transactions[0]).toMatchObject({ tx_hash: paid, status: 'confirmed' });
+    expect((await alice.get(history('alice', 'limit=2'))).json).toEqual(sealed);
+    expect(read).toHaveBeenCalledTimes(4);
+    // Another user's transaction changes nothing of alice's.
+    await submit(admin, { from: 'treasury', to: 'carol', amount: 1, type: 'mint' });
+    expect((await alice.get(history('alice', 'limit=2'))).json).toEqual(sealed);
+    expect(read).toHaveBeenCalledTimes(4);
+  });
+
   it('answers the same bytes with the read cache turned off (READ_CACHE_MAX_BYTES=0)', async () => {
     const uncached = await startTestTabula({ READ_CACHE_MAX_BYTES: '0' });
     try {

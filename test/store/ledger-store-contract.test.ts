@@ -341,6 +341,12 @@ describe(`the store contract (${testStoreKind()})`, () => {
       expect(hashes(await store.accountHistory('bob', null, 100))).toEqual([received.tx_hash, sent.tx_hash]);
       expect(await store.accountHistory('nobody', null, 100)).toEqual([]);
       expect(await store.accountHistory('ALICE', null, 100)).toEqual([]);
+      expect(await store.newestAccountSeq('alice', null)).toBe(history[0]!.seq);
+      expect(await store.newestAccountSeq('alice', history[0]!.seq)).toBe(history[1]!.seq);
+      expect(await store.newestAccountSeq('bob', null)).toBe((await store.accountHistory('bob', null, 1))[0]!.seq);
+      expect(await store.newestAccountSeq('issuer', history[0]!.seq)).toBe(history.at(-1)!.seq);
+      expect(await store.newestAccountSeq('alice', history.at(-1)!.seq)).toBeNull();
+      expect(await store.newestAccountSeq('nobody', null)).toBeNull();
 
       const records = new Map((await store.transactionsByHash(hashes(history))).map((tx) => [tx.tx_hash, tx]));
       expect(records.size).toBe(5);
@@ -387,6 +393,9 @@ describe(`the store contract (${testStoreKind()})`, () => {
       }
       expect(walked).toEqual(expected);
       expect(await store.accountHistory('erin', newest.at(-1)!.seq, 10)).toEqual([]);
+      for (const before of [null, newest[2]!.seq, newest.at(-1)!.seq + 1]) {
+        expect(await store.newestAccountSeq('erin', before), String(before)).toBe((await store.accountHistory('erin', before, 1))[0]?.seq ?? null);
+      }
       expect(hashes(await store.accountHistory('erin', newest[2]!.seq, 1))).toEqual([expected[3]]);
     });
   });

@@ -131,6 +131,7 @@ describe('PostgreSQL schema', () => {
     const SAMPLES: Partial<Record<keyof typeof SQL, unknown[]>> = {
       getTransaction: [`0x${'ab'.repeat(32)}`],
       accountHistory: ['alice', 1_000_000, 21],
+      newestAccountSeq: ['alice', 1_000_000],
       transactionsByHash: [[`0x${'ab'.repeat(32)}`, `0x${'cd'.repeat(32)}`]],
       findIdempotency: ['alice', 'k'],
       findIdempotencies: [['alice'], ['k']],

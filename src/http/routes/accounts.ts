@@ -7,7 +7,7 @@ import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PA
 import { parseHistoryPage, parseProofFlag } from '../parameters.js';
 import { AccountHistorySchema, AccountHistoryQuerySchema, BalanceQuerySchema, ProvenBalanceSchema, UserParamsSchema } from '../schemas.js';
 import { accountHistoryJson, balanceView, jsonOncePerObject, provenBalanceView, sendExact, sendJsonText, transactionView } from '../views.js';
-import { transactionAnswers } from '../sealed-answers.js';
+import { historyPageKey, isFinalPage, transactionAnswers } from '../sealed-answers.js';
 import type { SealedRecordCache } from '../../read-cache/sealed-record-cache.js';
 import type { Transaction } from '../../domain/transaction.js';
 import { stringifyExact } from '../exact-json.js';
@@ -66,8 +66,14 @@ export const accountRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { s
   }, async (request, reply) => {
     const user_id = parseUserId(request.params.userId, 'userId');
     const { limit, before_seq } = parseHistoryPage(request.query);
+    const newest_seq = await service.newestAccountSeq(user_id, before_seq);
+    if (newest_seq === null) return sendJsonText(reply, accountHistoryJson({ user_id, entries: [], next_before_seq: null }, []));
+    const key = historyPageKey(user_id, limit, before_seq, newest_seq);
+    const kept = read_cache.get(key);
+    if (kept !== undefined) return sendJsonText(reply, kept.body);
     const page = await service.accountHistory(user_id, before_seq, limit);
-    const transactions = await transactionAnswers(read_cache, page.entries, (tx_hashes) => service.transactionsByHash(tx_hashes), transactionJson);
-    return sendJsonText(reply, accountHistoryJson(page, transactions));
+    const json = accountHistoryJson(page, await transactionAnswers(read_cache, page.entries, (tx_hashes) => service.transactionsByHash(tx_hashes), transactionJson));
+    if (isFinalPage(page, newest_seq)) read_cache.put(key, json);
+    return sendJsonText(reply, json);
   });
 };

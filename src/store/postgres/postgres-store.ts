@@ -213,6 +213,10 @@ export const SQL = {
        SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM queued)::int AS inserted,
          (SELECT COALESCE(array_agg(balance::text ORDER BY ordinality), '{}') FROM judged) AS balances`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t ${OUTCOME_JOINS} WHERE t.tx_hash = $1`,
+  // One step of each index, newest first; GREATEST ignores a side that has none.
+  newestAccountSeq: `SELECT GREATEST(
+         (SELECT seq FROM transactions WHERE from_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT 1),
+         (SELECT seq FROM transactions WHERE to_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT 1))::text AS seq`,
   transactionsByHash: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t ${OUTCOME_JOINS} WHERE t.tx_hash = ANY($1::text[])`,
   // Each side is a range of its index read newest first; a Merge Append of the two stops after
   // `limit`. A transaction that is both (a mint to its issuer) is taken from the `from` side only.
@@ -410,6 +414,11 @@ export class PostgresStore implements LedgerStore {
   async accountHistory(user_id: string, before_seq: number | null, limit: number): Promise<HistoryEntry[]> {
     const rows = (await run<{ seq: string; tx_hash: string; sealed: boolean }>(this.pool, 'accountHistory', [user_id, before_seq ?? SEQ_END, limit])).rows;
     return rows.map((row) => ({ seq: Number(row.seq), tx_hash: row.tx_hash, sealed: row.sealed }));
+  }
+
+  async newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null> {
+    const row = (await run<{ seq: string | null }>(this.pool, 'newestAccountSeq', [user_id, before_seq ?? SEQ_END])).rows[0];
+    return row?.seq == null ? null : Number(row.seq);
   }
 
   async transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]> {

@@ -242,6 +242,12 @@ export class SqliteStore implements LedgerStore {
     return rows.map(([seq, tx_hash, sealed]) => ({ seq, tx_hash, sealed: sealed === 1 }));
   }
 
+  async newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null> {
+    const before = before_seq ?? SEQ_END;
+    const newest = this.statements.newestAccountSeq.get(user_id, before, user_id, before) as number;
+    return newest === 0 ? null : newest;
+  }
+
   async transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]> {
     assert(tx_hashes.length <= TRANSACTIONS_BY_HASH_MAX, 'a look-up by hash is bounded');
     if (tx_hashes.length === 0) return [];
@@ -591,6 +597,9 @@ export const SQL = {
   insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = ?`,
+  // One step of each covering index, newest first (0: neither side has one; rows are numbered from 1).
+  newestAccountSeq: `SELECT max(coalesce((SELECT seq FROM transactions WHERE from_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1), 0),
+       coalesce((SELECT seq FROM transactions WHERE to_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1), 0))`,
   // A unique-index seek per hash of the JSON array.
   transactionsByHash: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
        WHERE t.tx_hash IN (SELECT value FROM json_each(?))`,
@@ -677,6 +686,7 @@ function prepareStatements(db: Database.Database) {
     // Rows as arrays: three columns, no names to build per row; seq stays below 2^53 (assigned one by one).
     accountHistory: db.prepare(SQL.accountHistory).raw(true),
     transactionsByHash: db.prepare(SQL.transactionsByHash).safeIntegers(true),
+    newestAccountSeq: db.prepare(SQL.newestAccountSeq).pluck(),
     pendingTransactions: db.prepare(SQL.pendingTransactions).safeIntegers(true),
     pendingPostings: db.prepare(SQL.pendingPostings).raw().safeIntegers(true),
     pendingCount: db.prepare(SQL.pendingCount).safeIntegers(true),
