@@ -347,6 +347,9 @@ describe(`the store contract (${testStoreKind()})`, () => {
       expect(await store.newestAccountSeq('issuer', history[0]!.seq)).toBe(history.at(-1)!.seq);
       expect(await store.newestAccountSeq('alice', history.at(-1)!.seq)).toBeNull();
       expect(await store.newestAccountSeq('nobody', null)).toBeNull();
+      // Asked together (one read on PostgreSQL), each gets its own answer.
+      const together = await Promise.all([['alice', null], ['nobody', null], ['alice', history[0]!.seq], ['issuer', null]].map(([user_id, before]) => store.newestAccountSeq(user_id as string, before as number | null)));
+      expect(together).toEqual([history[0]!.seq, null, history[1]!.seq, history[0]!.seq]);
 
       const records = new Map((await store.transactionsByHash(hashes(history))).map((tx) => [tx.tx_hash, tx]));
       expect(records.size).toBe(5);

@@ -131,7 +131,7 @@ describe('PostgreSQL schema', () => {
     const SAMPLES: Partial<Record<keyof typeof SQL, unknown[]>> = {
       getTransaction: [`0x${'ab'.repeat(32)}`],
       accountHistory: ['alice', 1_000_000, 21],
-      newestAccountSeq: ['alice', 1_000_000],
+      newestAccountSeqs: [['alice', 'bob'], [1_000_000, 5]],
       transactionsByHash: [[`0x${'ab'.repeat(32)}`, `0x${'cd'.repeat(32)}`]],
       findIdempotency: ['alice', 'k'],
       findIdempotencies: [['alice'], ['k']],

@@ -31,6 +31,7 @@ import { collectEvents } from '../event-rows.js';
 import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
+import { BatchedRead } from '../batched-read.js';
 import { CoalescedRead } from '../coalesced-read.js';
 import {
   blockSettlement, coverageOf, coverageParameters, debitSums, FAILURE_BUDGET_SQL, judgeLocked, keepFloors, type FailureBudgetStatement,
@@ -129,6 +130,8 @@ const STORED_BLOCK_COLUMNS = `${BLOCK_HEADER_COLUMNS}, b.total_transactions::tex
 const IDEMPOTENCY_COLUMNS = 'caller, key, request_hash, tx_hash, timestamp::text AS timestamp';
 /** "Before no position": above every seq the ledger will ever number. */
 const SEQ_END = Number.MAX_SAFE_INTEGER;
+/** Accounts whose newest transaction one read asks for at the most (a turn's history requests). */
+const NEWEST_ACCOUNT_SEQ_KEYS_MAX = 500;
 /** A group commit's rows ($1–$9, $11, $12), pending, numbered from the event sequences taken by a `counter` CTE. */
 const INSERT_PENDING = `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, event_seq, min_receive, token_out)
        SELECT tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, counter.before + arrival, min_receive, token_out
@@ -213,10 +216,12 @@ export const SQL = {
        SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM queued)::int AS inserted,
          (SELECT COALESCE(array_agg(balance::text ORDER BY ordinality), '{}') FROM judged) AS balances`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t ${OUTCOME_JOINS} WHERE t.tx_hash = $1`,
-  // One step of each index, newest first; GREATEST ignores a side that has none.
-  newestAccountSeq: `SELECT GREATEST(
-         (SELECT seq FROM transactions WHERE from_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT 1),
-         (SELECT seq FROM transactions WHERE to_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT 1))::text AS seq`,
+  // For each (account, before) of the batch, numbered from 1 in its order: one step of each index,
+  // newest first; GREATEST ignores a side that has none.
+  newestAccountSeqs: `SELECT k.arrival::int AS arrival, GREATEST(
+         (SELECT seq FROM transactions WHERE from_id = k.user_id AND seq < k.before_seq ORDER BY seq DESC LIMIT 1),
+         (SELECT seq FROM transactions WHERE to_id = k.user_id AND seq < k.before_seq ORDER BY seq DESC LIMIT 1))::text AS seq
+       FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS k(user_id, before_seq, arrival)`,
   transactionsByHash: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t ${OUTCOME_JOINS} WHERE t.tx_hash = ANY($1::text[])`,
   // Each side is a range of its index read newest first; a Merge Append of the two stops after
   // `limit`. A transaction that is both (a mint to its issuer) is taken from the `from` side only.
@@ -346,6 +351,14 @@ export class PostgresStore implements LedgerStore {
   private block_in_flight: Promise<void> | null = null;
   private closed = false;
   /** The newest block's number: one read per event-loop turn however many requests ask (../coalesced-read.ts). */
+  /** Every history request asks for its account's newest transaction: one round trip per event-loop turn answers them all. */
+  private readonly newest_account_seqs = new BatchedRead<{ user_id: string; before_seq: number }, number | null>(async (keys) => {
+    const rows = (await run<{ arrival: number; seq: string | null }>(this.pool, 'newestAccountSeqs', [keys.map((key) => key.user_id), keys.map((key) => key.before_seq)])).rows;
+    const seqs = new Array<number | null>(keys.length).fill(null);
+    for (const row of rows) seqs[row.arrival - 1] = row.seq === null ? null : Number(row.seq);
+    return seqs;
+  }, NEWEST_ACCOUNT_SEQ_KEYS_MAX);
+
   private readonly latest_block_number = new CoalescedRead(async () => {
     const row = (await run<{ number: string | null }>(this.pool, 'latestBlockNumber', [])).rows[0];
     return row?.number == null ? null : Number(row.number);
@@ -416,9 +429,8 @@ export class PostgresStore implements LedgerStore {
     return rows.map((row) => ({ seq: Number(row.seq), tx_hash: row.tx_hash, sealed: row.sealed }));
   }
 
-  async newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null> {
-    const row = (await run<{ seq: string | null }>(this.pool, 'newestAccountSeq', [user_id, before_seq ?? SEQ_END])).rows[0];
-    return row?.seq == null ? null : Number(row.seq);
+  newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null> {
+    return this.newest_account_seqs.get({ user_id, before_seq: before_seq ?? SEQ_END });
   }
 
   async transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]> {
