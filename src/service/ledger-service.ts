@@ -18,7 +18,7 @@ import type { BalanceCommitment } from './balance-commitment.js';
 import { CANDLE_LIMIT_MAX, type Candle, type CandleInterval } from '../market/candles.js';
 import { POOL_FEE_BPS_DEFAULT, poolPriceUnits, priceTextToUnits, swapAmountOut, swapFee, type Reserves } from '../market/pool.js';
 import { BlockHeaderCache } from './block-header-cache.js';
-import { NewestBlockCache } from './newest-block-cache.js';
+import { NewestStateCache } from './newest-state-cache.js';
 import { unixSeconds, type Clock } from './clock.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
 import type { AppendResult, HistoryEntry, IdempotencyRecord, LedgerStore, PendingAppend } from './ledger-store.js';
@@ -111,13 +111,15 @@ export class LedgerService {
   private readonly options: LedgerServiceOptions;
   private readonly nonces = new NoncePool(NONCE_BYTES);
   private readonly block_headers: BlockHeaderCache;
-  /** Each account's balances as of the newest block they were read at (newest-block-cache.ts). */
-  private readonly balances_by_user = new NewestBlockCache<Balances>();
+  /** Each account's balances as of the newest block they were read at (newest-state-cache.ts). */
+  private readonly balances_by_user = new NewestStateCache<Balances>();
   /**
    * Each page of blocks (by limit and offset) as of the newest block it was read at: until the next
    * block every request for it gets the same object, so the route writes its JSON once.
    */
-  private readonly block_pages = new NewestBlockCache<BlockPage>(BLOCK_PAGES_KEPT_MAX);
+  private readonly block_pages = new NewestStateCache<BlockPage>(BLOCK_PAGES_KEPT_MAX);
+  /** Each account's newest transaction (by the cursor before it) as of the ledger's newest transaction it was read at. */
+  private readonly newest_account_seqs = new NewestStateCache<number | null>();
   /**
    * The last statistics, valid while neither the second nor the newest block has changed. It holds the
    * computation itself, so requests that arrive while it runs share it instead of each starting one.
@@ -304,9 +306,20 @@ export class LedgerService {
     return { user_id, entries, next_before_seq };
   }
 
-  /** The row number of the account's newest transaction before `before_seq` (null: none): what says whether a kept page of its history still holds. */
-  newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null> {
-    return this.store.newestAccountSeq(user_id, before_seq);
+  /**
+   * The row number of the account's newest transaction before `before_seq` (null: none): what says
+   * whether a kept page of its history still holds. Read from the store, unless it was read after the
+   * ledger's newest transaction was the one it still is: then no transaction was stored since, on any
+   * instance (a transaction stored later has a larger row number), and the account's is unchanged.
+   */
+  async newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null> {
+    const ledger_newest = await this.store.newestSeq();
+    const key = `${before_seq ?? ''}:${user_id}`;
+    const kept = this.newest_account_seqs.get(key, ledger_newest);
+    if (kept !== undefined) return kept;
+    const newest = await this.store.newestAccountSeq(user_id, before_seq);
+    this.newest_account_seqs.set(key, ledger_newest, newest);
+    return newest;
   }
 
   /**

@@ -146,6 +146,8 @@ export interface LedgerStore {
    * so a page whose newest entry is still this one and whose entries are all sealed has not changed.
    */
   newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null>;
+  /** The row number of the ledger's newest transaction (null: none yet); it moves on with every transaction stored, on any instance. */
+  newestSeq(): Promise<number | null>;
   /** The transactions among `tx_hashes` (at most TRANSACTIONS_BY_HASH_MAX), in one read, in no particular order; unknown ones are absent. */
   transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]>;
 

@@ -143,9 +143,14 @@ describe("an account's transaction history", () => {
     expect(sealed.transactions[0]).toMatchObject({ tx_hash: paid, status: 'confirmed' });
     expect((await alice.get(history('alice', 'limit=2'))).json).toEqual(sealed);
     expect(read).toHaveBeenCalledTimes(4);
-    // Another user's transaction changes nothing of alice's.
+    // While no transaction at all is stored, the account's newest is not even asked again.
+    const asked = vi.spyOn(ledger.store, 'newestAccountSeq');
+    expect((await alice.get(history('alice', 'limit=2'))).json).toEqual(sealed);
+    expect(asked).not.toHaveBeenCalled();
+    // Another user's transaction: alice's newest is asked again, and her page is still the kept one.
     await submit(admin, { from: 'treasury', to: 'carol', amount: 1, type: 'mint' });
     expect((await alice.get(history('alice', 'limit=2'))).json).toEqual(sealed);
+    expect(asked).toHaveBeenCalledTimes(1);
     expect(read).toHaveBeenCalledTimes(4);
   });
 

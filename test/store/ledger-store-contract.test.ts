@@ -347,6 +347,7 @@ describe(`the store contract (${testStoreKind()})`, () => {
       expect(await store.newestAccountSeq('issuer', history[0]!.seq)).toBe(history.at(-1)!.seq);
       expect(await store.newestAccountSeq('alice', history.at(-1)!.seq)).toBeNull();
       expect(await store.newestAccountSeq('nobody', null)).toBeNull();
+      expect(await store.newestSeq()).toBe(history[0]!.seq);
       // Asked together (one read on PostgreSQL), each gets its own answer.
       const together = await Promise.all([['alice', null], ['nobody', null], ['alice', history[0]!.seq], ['issuer', null]].map(([user_id, before]) => store.newestAccountSeq(user_id as string, before as number | null)));
       expect(together).toEqual([history[0]!.seq, null, history[1]!.seq, history[0]!.seq]);
@@ -371,6 +372,7 @@ describe(`the store contract (${testStoreKind()})`, () => {
     });
 
     it('pages from a position: the transactions before it, at most `limit`, every one exactly once across the pages', async () => {
+      expect(await store.newestSeq()).toBeNull();
       const all: Transaction[] = [];
       for (let round = 0; round < 6; round += 1) {
         const batch = Array.from({ length: 10 }, (_, index) => {

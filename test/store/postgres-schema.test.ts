@@ -132,6 +132,7 @@ describe('PostgreSQL schema', () => {
       getTransaction: [`0x${'ab'.repeat(32)}`],
       accountHistory: ['alice', 1_000_000, 21],
       newestAccountSeqs: [['alice', 'bob'], [1_000_000, 5]],
+      newestSeq: [],
       transactionsByHash: [[`0x${'ab'.repeat(32)}`, `0x${'cd'.repeat(32)}`]],
       findIdempotency: ['alice', 'k'],
       findIdempotencies: [['alice'], ['k']],

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SQL, SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
-const READS = ['getTransaction', 'balance', 'balancesOfUser', 'latestBlock', 'blockAtOrBefore', 'getBlock', 'listBlocks', 'blockTransactionHashes', 'activeUsers', 'findIdempotency', 'sealTransaction', 'sealTransactionBySeq', 'touchAccount', 'sealedEventTransactions', 'newestAccountSeq'] as const;
+const READS = ['getTransaction', 'balance', 'balancesOfUser', 'latestBlock', 'blockAtOrBefore', 'getBlock', 'listBlocks', 'blockTransactionHashes', 'activeUsers', 'findIdempotency', 'sealTransaction', 'sealTransactionBySeq', 'touchAccount', 'sealedEventTransactions', 'newestAccountSeq', 'newestSeq'] as const;
 
 describe('SQLite query plans', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-plans-'));

@@ -17,7 +17,7 @@ type Options = { service: LedgerService; tokens: TokenRegistry; read_cache: Seal
 
 export const accountRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens, read_cache }) => {
   const transactionJson = (transaction: Transaction) => stringifyExact(transactionView(transaction, tokens));
-  // The service hands every request of one newest block the same balances object (newest-block-cache.ts): written once.
+  // The service hands every request of one newest block the same balances object (newest-state-cache.ts): written once.
   const balanceJson = jsonOncePerObject((balances: Balances) => stringifyExact(balanceView(balances, tokens)));
   app.get('/balance/:userId', {
     schema: {

@@ -216,6 +216,8 @@ export const SQL = {
        SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM queued)::int AS inserted,
          (SELECT COALESCE(array_agg(balance::text ORDER BY ordinality), '{}') FROM judged) AS balances`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t ${OUTCOME_JOINS} WHERE t.tx_hash = $1`,
+  // One step of the primary key, from its end.
+  newestSeq: 'SELECT max(seq)::text AS seq FROM transactions',
   // For each (account, before) of the batch, numbered from 1 in its order: one step of each index,
   // newest first; GREATEST ignores a side that has none.
   newestAccountSeqs: `SELECT k.arrival::int AS arrival, GREATEST(
@@ -359,6 +361,12 @@ export class PostgresStore implements LedgerStore {
     return seqs;
   }, NEWEST_ACCOUNT_SEQ_KEYS_MAX);
 
+  /** Every history request asks first whether any transaction was stored since: one read per event-loop turn. */
+  private readonly newest_seq = new CoalescedRead(async () => {
+    const row = (await run<{ seq: string | null }>(this.pool, 'newestSeq', [])).rows[0];
+    return row?.seq == null ? null : Number(row.seq);
+  });
+
   private readonly latest_block_number = new CoalescedRead(async () => {
     const row = (await run<{ number: string | null }>(this.pool, 'latestBlockNumber', [])).rows[0];
     return row?.number == null ? null : Number(row.number);
@@ -431,6 +439,10 @@ export class PostgresStore implements LedgerStore {
 
   newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null> {
     return this.newest_account_seqs.get({ user_id, before_seq: before_seq ?? SEQ_END });
+  }
+
+  newestSeq(): Promise<number | null> {
+    return this.newest_seq.get();
   }
 
   async transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]> {

@@ -248,6 +248,10 @@ export class SqliteStore implements LedgerStore {
     return newest === 0 ? null : newest;
   }
 
+  async newestSeq(): Promise<number | null> {
+    return this.statements.newestSeq.get() as number | null;
+  }
+
   async transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]> {
     assert(tx_hashes.length <= TRANSACTIONS_BY_HASH_MAX, 'a look-up by hash is bounded');
     if (tx_hashes.length === 0) return [];
@@ -600,6 +604,8 @@ export const SQL = {
   // One step of each covering index, newest first (0: neither side has one; rows are numbered from 1).
   newestAccountSeq: `SELECT max(coalesce((SELECT seq FROM transactions WHERE from_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1), 0),
        coalesce((SELECT seq FROM transactions WHERE to_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1), 0))`,
+  // The rowid's B-tree, from its last page.
+  newestSeq: 'SELECT max(seq) FROM transactions',
   // A unique-index seek per hash of the JSON array.
   transactionsByHash: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
        WHERE t.tx_hash IN (SELECT value FROM json_each(?))`,
@@ -687,6 +693,7 @@ function prepareStatements(db: Database.Database) {
     accountHistory: db.prepare(SQL.accountHistory).raw(true),
     transactionsByHash: db.prepare(SQL.transactionsByHash).safeIntegers(true),
     newestAccountSeq: db.prepare(SQL.newestAccountSeq).pluck(),
+    newestSeq: db.prepare(SQL.newestSeq).pluck(),
     pendingTransactions: db.prepare(SQL.pendingTransactions).safeIntegers(true),
     pendingPostings: db.prepare(SQL.pendingPostings).raw().safeIntegers(true),
     pendingCount: db.prepare(SQL.pendingCount).safeIntegers(true),

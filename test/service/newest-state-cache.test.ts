@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { NewestBlockCache } from '../../src/service/newest-block-cache.js';
+import { NewestStateCache } from '../../src/service/newest-state-cache.js';
 
-describe('NewestBlockCache', () => {
+describe('NewestStateCache', () => {
   it('serves a value only while the block it was read at is still the newest', () => {
-    const cache = new NewestBlockCache<string>();
+    const cache = new NewestStateCache<string>();
     expect(cache.get('alice', 3)).toBeUndefined();
     cache.set('alice', 3, 'at 3');
     expect(cache.get('alice', 3)).toBe('at 3');
@@ -17,12 +17,12 @@ describe('NewestBlockCache', () => {
   });
 
   it('keeps at most its bound, dropping the entry kept longest', () => {
-    const cache = new NewestBlockCache<number>(2);
+    const cache = new NewestStateCache<number>(2);
     cache.set('a', 1, 1);
     cache.set('b', 1, 2);
     cache.set('a', 1, 3); // kept again: now the newest
     cache.set('c', 1, 4);
     expect([cache.get('a', 1), cache.get('b', 1), cache.get('c', 1), cache.size]).toEqual([3, undefined, 4, 2]);
-    expect(() => new NewestBlockCache(0)).toThrow(/positive integer/);
+    expect(() => new NewestStateCache(0)).toThrow(/positive integer/);
   });
 });
