@@ -5,32 +5,26 @@
  * events committed meanwhile still arrive once it is back.
  */
 import pg from 'pg';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { startTabula, type Tabula } from '../../src/compose.js';
+import type { Tabula } from '../../src/compose.js';
 import { eventChannel } from '../../src/store/postgres/connection.js';
-import { signTestToken, TEST_SECRET } from '../support/in-process-tabula.js';
-import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/test-database.js';
-
-const NO_POLL_MS = 3_600_000;
+import { signTestToken } from '../support/in-process-tabula.js';
+import { testPostgresUrl, type TestDatabase } from '../support/test-database.js';
+import { startTwoInstances, type TwoInstances } from '../support/two-instances.js';
 
 describe('events across instances on PostgreSQL', () => {
+  let instances: TwoInstances;
   let database: TestDatabase;
   let writer: Tabula;
   let reader: Tabula;
-  const config = () => loadConfig({ DATABASE_URL: database.url, JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '3600000', LOG_LEVEL: 'silent' });
+  const config = () => instances.config;
 
   beforeAll(async () => {
-    database = await createTestDatabase('postgres');
-    const options = { logger: pino({ level: 'silent' }), event_hub: { poll_interval_ms: NO_POLL_MS } };
-    writer = await startTabula(config(), options);
-    reader = await startTabula(config(), options);
+    instances = await startTwoInstances();
+    ({ database, writer, reader } = instances);
   });
   afterAll(async () => {
-    await reader?.stop();
-    await writer?.stop();
-    await database?.drop();
+    await instances?.stop();
   });
 
   async function submitThroughWriter(to: string): Promise<string> {

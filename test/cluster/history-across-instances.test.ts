@@ -4,36 +4,28 @@
  * kept under the account's newest row number, which the instance reads from the store on every request,
  * not learned from the event log (which may lag).
  */
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { startTabula, type Tabula } from '../../src/compose.js';
-import { signTestToken, TEST_SECRET } from '../support/in-process-tabula.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-
-const NO_POLL_MS = 3_600_000;
+import type { Tabula } from '../../src/compose.js';
+import { signTestToken } from '../support/in-process-tabula.js';
+import { startTwoInstances, type TwoInstances } from '../support/two-instances.js';
 
 type Page = { transactions: Array<{ tx_hash: string; status: string }>; next_cursor: string | null };
 
 describe("an account's history across instances on PostgreSQL", () => {
-  let database: TestDatabase;
+  let instances: TwoInstances;
   let writer: Tabula;
   let reader: Tabula;
-  const config = () => loadConfig({ DATABASE_URL: database.url, JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '3600000', LOG_LEVEL: 'silent' });
+  const config = () => instances.config;
 
   beforeAll(async () => {
-    database = await createTestDatabase('postgres');
     // No polling: the reader's event hub hears of the writer's commits only by notification, later.
-    const options = { logger: pino({ level: 'silent' }), event_hub: { poll_interval_ms: NO_POLL_MS } };
-    writer = await startTabula(config(), options);
-    reader = await startTabula(config(), options);
+    instances = await startTwoInstances();
+    ({ writer, reader } = instances);
     await writer.producer.stop();
     await reader.producer.stop();
   });
   afterAll(async () => {
-    await reader?.stop();
-    await writer?.stop();
-    await database?.drop();
+    await instances?.stop();
   });
 
   async function mint(through: Tabula, to: string, amount: number): Promise<string> {
