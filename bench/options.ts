@@ -1,16 +1,6 @@
 /**
  * The benchmark's options, from flags and the environment (the only place in bench/ that reads
- * either). Flags win over the environment.
- *
- *   npm run bench [-- --smoke] [-- --duration-s 8] [-- --connections 64] [-- --scale 10k,100k,1M]
- *                 [-- --no-scale] [-- --results-dir DIR] [-- --chart FILE] [-- --update-docs]
- *                 [-- --profile-dir DIR]   (CPU profiles of the service, for chrome://inspect or speedscope)
- *                 [-- --scenario main,scale,events,swaps]   (only these parts; default all)
- *                 [-- --swap-txs 50000]   (swap-heavy sealing: pending swaps, and as many transfers, per store)
- *                 [-- --events-subscribers 1000] [-- --events-rate 100] [-- --events-duration-s 20]
- *   BENCH_SMOKE=1  BENCH_DURATION_S=8  BENCH_CONNECTIONS=64  BENCH_SCALE=10k,100k,1M
- *   BENCH_DATABASE_URL=postgres://…  BENCH_RESULTS_DIR=…  BENCH_SEALER_TXS=200000  BENCH_SCENARIO=events  BENCH_SWAP_TXS=50000
- *   BENCH_SERVICE_NODE_FLAGS='--max-semi-space-size=8'   (Node's flags for the service's processes, to measure them)
+ * either). Flags win over the environment. `npm run bench -- --help` prints BENCH_USAGE.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,6 +14,8 @@ export const BENCH_PARTS = ['main', 'scale', 'events', 'swaps'] as const;
 export type BenchPart = (typeof BENCH_PARTS)[number];
 
 export type BenchOptions = {
+  /** `--help`: print BENCH_USAGE and run nothing. */
+  help: boolean;
   smoke: boolean;
   /** The parts this run makes (all of them unless `--scenario` names some). */
   parts: BenchPart[];
@@ -88,28 +80,56 @@ export function formatSize(count: number): string {
   return String(count);
 }
 
+/** What `npm run bench -- --help` prints: every flag (test/bench/options.test.ts keeps it complete) and the environment. */
+export const BENCH_USAGE = `npm run bench [-- FLAGS]
+  --smoke                         a short run with small sizes (CI's smoke test)
+  --duration-s 8                  measured seconds per scenario
+  --connections 64                connections of the single-request scenarios
+  --runs 1                        main scenarios this many times (at most 9), each on a new ledger: medians
+  --scale 10k,100k,1M | --no-scale   the scale curve's levels (add 10M for the opt-in point), or none
+  --scenario main,scale,events,swaps only these parts (default: all)
+  --sealer-txs 200000             pending transfers preloaded for the sealer scenario
+  --swap-txs 50000                swap-heavy sealing: pending swaps, and as many transfers
+  --events-subscribers 1000  --events-rate 100  --events-duration-s 20
+  --results-dir DIR  --chart FILE  --update-docs (rewrite this store's block of docs/performance.md)
+  --profile-dir DIR               CPU profiles of the service processes (chrome://inspect, speedscope)
+  --help                          this text
+Environment: BENCH_DATABASE_URL=postgres://… (PostgreSQL instead of SQLite), BENCH_SMOKE=1,
+  BENCH_DURATION_S, BENCH_CONNECTIONS, BENCH_RUNS, BENCH_SCALE, BENCH_SCENARIO, BENCH_SEALER_TXS,
+  BENCH_SWAP_TXS, BENCH_RESULTS_DIR, BENCH_SERVICE_NODE_FLAGS='--max-semi-space-size=8' (the service's Node flags)
+`;
+
+/** The flags `readOptions` accepts. */
+export const BENCH_FLAGS = {
+  help: { type: 'boolean' },
+  smoke: { type: 'boolean' },
+  'duration-s': { type: 'string' },
+  connections: { type: 'string' },
+  scale: { type: 'string' },
+  'no-scale': { type: 'boolean' },
+  'results-dir': { type: 'string' },
+  chart: { type: 'string' },
+  'update-docs': { type: 'boolean' },
+  runs: { type: 'string' },
+  'sealer-txs': { type: 'string' },
+  'swap-txs': { type: 'string' },
+  'profile-dir': { type: 'string' },
+  scenario: { type: 'string' },
+  'events-subscribers': { type: 'string' },
+  'events-rate': { type: 'string' },
+  'events-duration-s': { type: 'string' },
+} as const;
+
+function parseFlags(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: BENCH_FLAGS }).values;
+  } catch (error) {
+    throw new BenchError(`${error instanceof Error ? error.message : String(error)}; npm run bench -- --help lists the options`);
+  }
+}
+
 export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): BenchOptions {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      smoke: { type: 'boolean' },
-      'duration-s': { type: 'string' },
-      connections: { type: 'string' },
-      scale: { type: 'string' },
-      'no-scale': { type: 'boolean' },
-      'results-dir': { type: 'string' },
-      chart: { type: 'string' },
-      'update-docs': { type: 'boolean' },
-      runs: { type: 'string' },
-      'sealer-txs': { type: 'string' },
-      'swap-txs': { type: 'string' },
-      'profile-dir': { type: 'string' },
-      scenario: { type: 'string' },
-      'events-subscribers': { type: 'string' },
-      'events-rate': { type: 'string' },
-      'events-duration-s': { type: 'string' },
-    },
-  });
+  const values = parseFlags(argv);
   const smoke = values.smoke === true || env.BENCH_SMOKE === '1' || env.BENCH_SMOKE === 'true';
   const duration_s = positive('duration', values['duration-s'] ?? env.BENCH_DURATION_S, smoke ? 1 : 8);
   const scale_text = values['no-scale'] === true ? '' : values.scale ?? env.BENCH_SCALE ?? (smoke ? '500,2k' : '10k,100k,1M');
@@ -124,6 +144,7 @@ export function readOptions(argv: string[] = process.argv.slice(2), env: NodeJS.
   }
   const parts = readParts(values.scenario ?? env.BENCH_SCENARIO);
   return {
+    help: values.help === true,
     smoke,
     parts,
     duration_s,

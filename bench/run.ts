@@ -19,7 +19,7 @@ import { eventsScenario } from './events-scenario.js';
 import { DEFAULT_DATABASE_URL, describeSwapSealing, measureSwapSealing } from './swap-sealing.js';
 import { getJson, loadTransactions, metricValue, sampleHeapPeaks, scrapeMetrics, signToken, waitUntilSealed, waitUntilSealedTotal, type Stats, type TransferBody } from './ledger-client.js';
 import type { LoadSpec, PooledRequest } from './load-types.js';
-import { BENCH_PARTS, formatSize, readOptions, type BenchOptions } from './options.js';
+import { BENCH_PARTS, BENCH_USAGE, formatSize, readOptions, type BenchOptions } from './options.js';
 import { batchPool, mint, readPools as readPoolsOf, SAMPLE_POOL_SIZE, submitHotPool, submitManyPool, SUBMIT_AMOUNT, type ReadPool } from './scenario-requests.js';
 import { BenchError, profileFlags, sleep, startBareServer, startLoadGenerator, startService, type LoadGenerator, type ServiceProcess } from './processes.js';
 import { eventsMarkdown, judgeTargets, markdownReport, medianOfRuns, printReport, type BenchResults, type MainRun, type ScaleLevel, type ScenarioResult } from './report.js';
@@ -53,6 +53,10 @@ type Run = {
 
 async function main(): Promise<void> {
   const options = readOptions();
+  if (options.help) {
+    process.stdout.write(BENCH_USAGE);
+    return;
+  }
   buildIfNeeded(options.root);
   const started_at = new Date();
   const temp_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-bench-'));
