@@ -103,7 +103,14 @@ async function measureWorkload(kind: SwapStoreKind, workload: SwapWorkload, opti
     const outcomes = new Map<string, number>();
     const producer = new BlockProducer(timedStore(store, spent), { now_ms: () => Date.now() }, logger, { block_interval_ms: 1000, block_txs_max: options.block_txs_max }, {
       commitment: keeper,
-      observer: { blockSealed: (summary) => { for (const [key, count] of summary.outcomes) outcomes.set(key, (outcomes.get(key) ?? 0) + count); } },
+      observer: {
+        blockSealed: (summary) => {
+          for (const { type, status, error, count } of summary.outcomes) {
+            const key = `${type} ${status} ${error}`;
+            outcomes.set(key, (outcomes.get(key) ?? 0) + count);
+          }
+        },
+      },
     });
     await producer.ensureGenesis();
     await keeper.start();

@@ -360,10 +360,7 @@ export class LedgerMetrics implements BlockSealObserver {
   blockSealed(summary: SealedBlockSummary): void {
     this.seal_duration.observe(summary.duration_ms / 1000);
     this.block_size.observe(summary.transactions);
-    for (const [key, count] of summary.outcomes) {
-      const [type, status, error] = key.split(' ') as [string, string, string];
-      this.sealed.inc({ type, status, error }, count);
-    }
+    for (const { type, status, error, count } of summary.outcomes) this.sealed.inc({ type, status, error }, count);
   }
 
   /** The exposition text and its content type. */

@@ -36,9 +36,11 @@ export type SealedBlockSummary = {
   block_number: number;
   transactions: number;
   duration_ms: number;
-  /** Counts by "type status error" (error "none" when confirmed), e.g. "transfer failed insufficient_funds". */
-  outcomes: Map<string, number>;
+  /** How many transactions ended each way, e.g. { type: 'transfer', status: 'failed', error: 'insufficient_funds', count: 3 } (error 'none' when confirmed). */
+  outcomes: OutcomeCount[];
 };
+
+export type OutcomeCount = { type: string; status: string; error: string; count: number };
 
 /** Told about every block sealed (e.g. the metrics). */
 export type BlockSealObserver = { blockSealed(summary: SealedBlockSummary): void };
@@ -285,11 +287,23 @@ function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-function countOutcomes(pending: readonly PendingPosting[], outcomes: readonly TransactionOutcome[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  outcomes.forEach((outcome, index) => {
-    const key = `${(pending[index] as PendingPosting).type} ${outcome.status} ${outcome.error ?? 'none'}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  });
+/**
+ * The block's outcomes counted by type, status and error: a handful of kinds, found by a scan of the
+ * few counted so far (no key built per transaction: a block holds up to BLOCK_TXS_MAX of them).
+ */
+function countOutcomes(pending: readonly PendingPosting[], outcomes: readonly TransactionOutcome[]): OutcomeCount[] {
+  const counts: OutcomeCount[] = [];
+  for (let index = 0; index < outcomes.length; index += 1) {
+    const outcome = outcomes[index] as TransactionOutcome;
+    const type = (pending[index] as PendingPosting).type;
+    const error = outcome.error ?? 'none';
+    let counted = counts[0];
+    for (let kind = 1; counted !== undefined && !(counted.type === type && counted.status === outcome.status && counted.error === error); kind += 1) counted = counts[kind];
+    if (counted === undefined) {
+      counted = { type, status: outcome.status, error, count: 0 };
+      counts.push(counted);
+    }
+    counted.count += 1;
+  }
   return counts;
 }
