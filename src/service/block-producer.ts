@@ -295,15 +295,15 @@ function countOutcomes(pending: readonly PendingPosting[], outcomes: readonly Tr
   const counts: OutcomeCount[] = [];
   for (let index = 0; index < outcomes.length; index += 1) {
     const outcome = outcomes[index] as TransactionOutcome;
-    const type = (pending[index] as PendingPosting).type;
-    const error = outcome.error ?? 'none';
-    let counted = counts[0];
-    for (let kind = 1; counted !== undefined && !(counted.type === type && counted.status === outcome.status && counted.error === error); kind += 1) counted = counts[kind];
-    if (counted === undefined) {
-      counted = { type, status: outcome.status, error, count: 0 };
-      counts.push(counted);
-    }
-    counted.count += 1;
+    countOf(counts, (pending[index] as PendingPosting).type, outcome.status, outcome.error ?? 'none').count += 1;
   }
   return counts;
+}
+
+/** The entry of `counts` for this kind of outcome, added at zero if it is the first of its kind. */
+function countOf(counts: OutcomeCount[], type: string, status: string, error: string): OutcomeCount {
+  for (const counted of counts) if (counted.type === type && counted.status === status && counted.error === error) return counted;
+  const counted = { type, status, error, count: 0 };
+  counts.push(counted);
+  return counted;
 }
