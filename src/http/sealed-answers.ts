@@ -45,8 +45,9 @@ export function transactionKey(tx_hash: string): string {
 
 /**
  * Each transaction's JSON as `GET /transactions/{hash}` answers it, in the order of `entries`: a sealed
- * one from the cache when it holds it; the others `load`ed in one read and written by `write`, and kept
- * when sealed by then. A pending one is read every time: it changes when it is sealed.
+ * one from the cache when it holds it; the others `load`ed in one read (which answers every hash it is
+ * given, in its order: LedgerService's `transactionsByHash`) and written by `write`, and kept when sealed
+ * by then. A pending one is read every time: it changes when it is sealed.
  */
 export async function transactionAnswers(
   cache: SealedRecordCache, entries: readonly HistoryEntry[],
@@ -55,15 +56,15 @@ export async function transactionAnswers(
   const bodies: Array<string | undefined> = entries.map((entry) => (entry.sealed ? cache.get(transactionKey(entry.tx_hash))?.body : undefined));
   const missing = entries.filter((_, index) => bodies[index] === undefined).map((entry) => entry.tx_hash);
   if (missing.length === 0) return bodies as string[];
-  const loaded = new Map((await load(missing)).map((transaction) => {
-    const body = write(transaction);
-    return [transaction.tx_hash, transaction.status === 'pending' ? body : cache.put(transactionKey(transaction.tx_hash), body).body];
-  }));
-  return entries.map((entry, index) => {
-    const body = bodies[index] ?? loaded.get(entry.tx_hash);
-    assert(body !== undefined, 'every transaction of the page was loaded');
-    return body;
-  });
+  const loaded = (await load(missing)).values();
+  return bodies.map((kept) => kept ?? answerOf(cache, loaded.next().value, write));
+}
+
+/** The JSON of a transaction just read, kept in the cache when it is sealed. */
+function answerOf(cache: SealedRecordCache, transaction: Transaction | undefined, write: (transaction: Transaction) => string): string {
+  assert(transaction !== undefined, 'every transaction of the page was loaded');
+  const body = write(transaction);
+  return transaction.status === 'pending' ? body : cache.put(transactionKey(transaction.tx_hash), body).body;
 }
 
 /**
