@@ -9,8 +9,9 @@ import { hashOne, runHashSteps, runHashStepsAsync, type HashFunction, type HashS
 
 export type { HashFunction, SyncHashFunction } from './hash-steps.js';
 
-const LEAF_PREFIX = 0x00;
-const NODE_PREFIX = 0x01;
+/** The first byte of a leaf's preimage and of an interior node's (RFC 6962 domain separation). */
+export const LEAF_PREFIX = 0x00;
+export const NODE_PREFIX = 0x01;
 
 /** The preimage of a leaf hash: 0x00 || leaf. */
 export function leafInput(leaf: Uint8Array): Uint8Array {

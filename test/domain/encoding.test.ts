@@ -5,6 +5,7 @@ import { ENCODING_VERSION, transactionCanonicalText } from '../../src/domain/enc
 import { transactionHash, transactionsAuditPath, transactionsRoot, sha256 } from '../../src/domain/hashing.js';
 import { bytesToHex, hexToBytes, toHashHex } from '../../src/domain/hex.js';
 import { inclusionProof, merkleRoot } from '../../src/domain/merkle.js';
+import { InvariantViolation } from '../../src/domain/errors.js';
 import { NoncePool } from '../../src/service/nonce-pool.js';
 import { createHash } from 'node:crypto';
 
@@ -40,6 +41,26 @@ describe('the encodings on the write path equal their reference definitions', ()
       const index = pick % tx_hashes.length;
       expect(transactionsAuditPath(tx_hashes, index)).toEqual(inclusionProof(sha256, leaves, index).map(toHashHex));
     }));
+  });
+
+  it('transactionsRoot, built in one buffer, equals the shared Merkle code at every tree shape up to 300 leaves', () => {
+    const hashes = fc.array(fc.uint8Array({ minLength: 32, maxLength: 32 }).map(toHashHex), { minLength: 0, maxLength: 300 });
+    fc.assert(fc.property(hashes, (tx_hashes) => {
+      expect(transactionsRoot(tx_hashes)).toBe(toHashHex(merkleRoot(sha256, tx_hashes.map(hexToBytes))));
+    }), { numRuns: 200 });
+    const leaves = Array.from({ length: 257 }, (_, index) => toHashHex(sha256(Uint8Array.of(index, index >> 8))));
+    for (const size of [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257]) {
+      const tx_hashes = leaves.slice(0, size);
+      expect(transactionsRoot(tx_hashes)).toBe(toHashHex(merkleRoot(sha256, tx_hashes.map(hexToBytes))));
+    }
+    expect(transactionsRoot(leaves.map((leaf) => `0x${leaf.slice(2).toUpperCase()}`))).toBe(transactionsRoot(leaves));
+  });
+
+  it('transactionsRoot stops at a transaction hash that is not 0x and 64 hex digits: an invariant, not a leaf', () => {
+    const good = toHashHex(new Uint8Array(32).fill(7));
+    for (const bad of [good.slice(2), `${good}00`, good.slice(0, 64), `${good.slice(0, 65)}g`, `0xzz${good.slice(4)}`, `1x${good.slice(2)}`]) {
+      expect(() => transactionsRoot([good, bad])).toThrow(InvariantViolation);
+    }
   });
 
   it('hex round-trips and refuses what is not hex', () => {
