@@ -12,7 +12,6 @@ import { openBenchStore, timedStore, transactionMaker } from './bench-store.js';
 import os from 'node:os';
 import pino from 'pino';
 import { BlockProducer } from '../src/service/block-producer.js';
-import { createWasmSha256 } from '../src/domain/sha256-wasm.js';
 
 const args = process.argv.slice(2);
 /** The value after `--name`, removed from `args` with it. */
@@ -38,7 +37,7 @@ async function main(): Promise<void> {
   const { store, cleanup } = await openBenchStore(kind);
   try {
     const spent = new Map<string, number>();
-    const producer = new BlockProducer(timedStore(store, spent), { now_ms: () => Date.now() }, pino({ level: 'silent' }), { block_interval_ms: 1000, block_txs_max }, { merkle_hash: await createWasmSha256() });
+    const producer = new BlockProducer(timedStore(store, spent), { now_ms: () => Date.now() }, pino({ level: 'silent' }), { block_interval_ms: 1000, block_txs_max });
     await producer.ensureGenesis();
     const account = (index: number) => `account-${index}`;
     await store.appendPending(Array.from({ length: ACCOUNTS }, (_, index) => ({ transaction: transaction('treasury', account(index), 'mint', 1_000_000n), idempotency: null })));

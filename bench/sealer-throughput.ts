@@ -15,7 +15,6 @@ import pino from 'pino';
 import { BalanceCommitmentKeeper } from '../src/balance-commitments/balance-commitment-keeper.js';
 import { BlockProducer } from '../src/service/block-producer.js';
 import { DEFAULT_WRITER_LIMITS } from '../src/service/submission-writer.js';
-import { createWasmSha256 } from '../src/domain/sha256-wasm.js';
 
 const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const kind = args[0] ?? 'postgres';
@@ -45,7 +44,7 @@ async function main(): Promise<void> {
       },
       prove: keeper.prove.bind(keeper),
     };
-    const producer = new BlockProducer(store, clock, logger, { block_interval_ms: 1000, block_txs_max: BLOCK_TXS_MAX }, { merkle_hash: await createWasmSha256(), ...(commitment === undefined ? {} : { commitment }) });
+    const producer = new BlockProducer(store, clock, logger, { block_interval_ms: 1000, block_txs_max: BLOCK_TXS_MAX }, commitment === undefined ? {} : { commitment });
     await producer.ensureGenesis();
     await keeper?.start();
     const account = (index: number) => `account-${index}`;

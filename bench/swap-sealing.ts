@@ -26,7 +26,6 @@ import type { Transaction, TransactionType } from '../src/domain/transaction.js'
 import { BlockProducer } from '../src/service/block-producer.js';
 import type { LedgerStore } from '../src/service/ledger-store.js';
 import { DEFAULT_WRITER_LIMITS } from '../src/service/submission-writer.js';
-import { createWasmSha256 } from '../src/domain/sha256-wasm.js';
 
 export type SwapStoreKind = 'sqlite' | 'postgres';
 export type SwapWorkload = 'transfer' | 'swap';
@@ -104,7 +103,6 @@ async function measureWorkload(kind: SwapStoreKind, workload: SwapWorkload, opti
     const outcomes = new Map<string, number>();
     const producer = new BlockProducer(timedStore(store, spent), { now_ms: () => Date.now() }, logger, { block_interval_ms: 1000, block_txs_max: options.block_txs_max }, {
       commitment: keeper,
-      merkle_hash: await createWasmSha256(),
       observer: {
         blockSealed: (summary) => {
           for (const { type, status, error, count } of summary.outcomes) {

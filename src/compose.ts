@@ -14,7 +14,6 @@ import { PendingBacklog } from './backpressure/pending-backlog.js';
 import { readOrCreateDevSecret, devSecretPath } from './auth/dev-secret.js';
 import { createDevTokenSigner } from './auth/dev-token-signer.js';
 import { createTokenVerifier } from './auth/token-verifier.js';
-import { createWasmSha256 } from './domain/sha256-wasm.js';
 import { TokenRegistry } from './domain/tokens.js';
 import { CheckpointBuilder, type CheckpointExtensionProvider } from './checkpoints/checkpoint-builder.js';
 import { devCheckpointKeyPath, readOrCreateDevCheckpointKey } from './checkpoints/checkpoint-key.js';
@@ -176,8 +175,7 @@ export async function startTabula(config: Config, options: TabulaOptions = {}): 
   const market = { native: tokens.native.symbol, usdg: tokens.usdg.symbol, fee_bps: pool_fee_bps, fallback_price_units: config.native_price_units };
   const producer_options = { block_interval_ms: config.block_interval_ms, block_txs_max: config.block_txs_max, market };
   const observer = { blockSealed: (summary: SealedBlockSummary) => { metrics.blockSealed(summary); events.changed(); void backlog.sealed(summary.transactions); } };
-  const merkle_hash = await createWasmSha256();
-  const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer, commitment: balance_commitment, merkle_hash });
+  const producer = new BlockProducer(store, clock, logger, producer_options, { lease, observer, commitment: balance_commitment });
   await producer.ensureGenesis();
   await balance_commitment.start();
   const history = await startHistory(config, store, logger, [balanceCheckpointExtension(store), ...(options.checkpoint_extensions ?? [])]);

@@ -1,6 +1,6 @@
 import { assert } from './errors.js';
 import { blockCheckSteps, type BlockHeaderRecord } from './chain-verification.js';
-import { runHashSteps, type SyncHashFunction } from './hash-steps.js';
+import { runHashSteps } from './hash-steps.js';
 import { blockHash, sha256, transactionsRoot } from './hashing.js';
 import { ZERO_HASH } from './hex.js';
 
@@ -13,22 +13,13 @@ export function genesisBlock(timestamp: number, native_price?: string): BlockHea
   return buildBlock(null, [], timestamp, native_price);
 }
 
-/**
- * The next block after `parent` holding `tx_hashes` in order; its timestamp never goes backwards.
- * `merkle_hash`: the SHA-256 its transactions root is built with (node:crypto's unless given).
- */
-export function buildBlock(
-  parent: BlockHeader | null,
-  tx_hashes: readonly string[],
-  now_s: number,
-  native_price?: string,
-  merkle_hash: SyncHashFunction = sha256,
-): BlockHeader {
+/** The next block after `parent` holding `tx_hashes` in order; its timestamp never goes backwards. */
+export function buildBlock(parent: BlockHeader | null, tx_hashes: readonly string[], now_s: number, native_price?: string): BlockHeader {
   assert(parent === null || tx_hashes.length > 0, 'no empty blocks after genesis');
   const number = parent === null ? 0 : parent.number + 1;
   const parent_hash = parent === null ? ZERO_HASH : parent.hash;
   const timestamp = parent === null ? now_s : Math.max(now_s, parent.timestamp);
-  const transactions_root = transactionsRoot(tx_hashes, merkle_hash);
+  const transactions_root = transactionsRoot(tx_hashes);
   const hash = blockHash({ number, parent_hash, timestamp, transactions_root, native_price: native_price ?? null });
   return { number, hash, parent_hash, timestamp, transactions_count: tx_hashes.length, transactions_root, ...(native_price === undefined ? {} : { native_price }) };
 }

@@ -6,7 +6,7 @@ import { hash } from 'node:crypto';
 import { blockHashSteps, transactionHashSteps, transactionsRootSteps } from './chain-verification.js';
 import type { BlockPreimage, TransactionPreimage } from './encoding.js';
 import type { Transaction, TransactionType } from './transaction.js';
-import { runHashSteps, type SyncHashFunction } from './hash-steps.js';
+import { runHashSteps } from './hash-steps.js';
 import { hexToBytes, toHashHex } from './hex.js';
 import { inclusionProof, LEAF_PREFIX, NODE_PREFIX } from './merkle.js';
 import { assert } from './errors.js';
@@ -30,14 +30,13 @@ const HASH_BYTES = 32;
  * RFC 6962 root over the block's transaction hashes (32-byte leaves, block order): the sealer's form of
  * `transactionsRootSteps` (chain-verification.ts, which the verifier, the SDK and the audit run), held
  * to it by a property test (test/domain/encoding.test.ts). It builds the tree in one buffer, level by
- * level in place, and allocates only each digest; the shared generator allocates each leaf's bytes,
- * each preimage and each level's arrays, which cost a 100,000-transaction block more than its hashes did
- * (docs/performance.md, "The sealer's Merkle tree in one buffer"). `hash` is node:crypto's SHA-256 unless
- * the caller brings another: the sealer brings sha256-wasm.ts's, cheaper per call on inputs this small.
+ * level in place, and allocates only the digest `crypto.hash` returns; the shared generator allocates
+ * each leaf's bytes, each preimage and each level's arrays, which cost a 100,000-transaction block more
+ * than its hashes did (docs/performance.md, "The sealer's Merkle tree in one buffer").
  */
-export function transactionsRoot(tx_hashes: readonly string[], hash: SyncHashFunction = sha256): string {
-  if (tx_hashes.length === 0) return runHashSteps(transactionsRootSteps(tx_hashes), hash);
-  const level = leafHashes(tx_hashes, hash);
+export function transactionsRoot(tx_hashes: readonly string[]): string {
+  if (tx_hashes.length === 0) return runHashSteps(transactionsRootSteps(tx_hashes), sha256);
+  const level = leafHashes(tx_hashes);
   const node = Buffer.allocUnsafe(1 + 2 * HASH_BYTES);
   node[0] = NODE_PREFIX;
   // An odd last node is carried up unchanged: the RFC's split at the largest power of two.
@@ -45,7 +44,7 @@ export function transactionsRoot(tx_hashes: readonly string[], hash: SyncHashFun
     const pairs = size >> 1;
     for (let pair = 0; pair < pairs; pair += 1) {
       level.copy(node, 1, pair * 2 * HASH_BYTES, (pair + 1) * 2 * HASH_BYTES);
-      level.set(hash(node), pair * HASH_BYTES);
+      level.set(sha256(node), pair * HASH_BYTES);
     }
     if (size % 2 === 1) level.copy(level, pairs * HASH_BYTES, (size - 1) * HASH_BYTES, size * HASH_BYTES);
   }
@@ -53,7 +52,7 @@ export function transactionsRoot(tx_hashes: readonly string[], hash: SyncHashFun
 }
 
 /** The leaf hashes H(0x00 || leaf), one after another in one buffer. */
-function leafHashes(tx_hashes: readonly string[], hash: SyncHashFunction): Buffer {
+function leafHashes(tx_hashes: readonly string[]): Buffer {
   const level = Buffer.allocUnsafe(tx_hashes.length * HASH_BYTES);
   const leaf = Buffer.allocUnsafe(1 + HASH_BYTES);
   leaf[0] = LEAF_PREFIX;
@@ -62,7 +61,7 @@ function leafHashes(tx_hashes: readonly string[], hash: SyncHashFunction): Buffe
     // A stored hash is always `0x` and 64 hex digits; anything else is a bug, not something to hash.
     assert(tx_hash.length === 2 + 2 * HASH_BYTES && tx_hash.startsWith('0x'), 'a transaction hash is 0x and 64 hex digits');
     assert(leaf.write(tx_hash.slice(2), 1, 'hex') === HASH_BYTES, 'a transaction hash is 0x and 64 hex digits');
-    level.set(hash(leaf), index * HASH_BYTES);
+    level.set(sha256(leaf), index * HASH_BYTES);
   }
   return level;
 }

@@ -10,8 +10,6 @@ import type { Logger } from 'pino';
 import { buildBlock, genesisBlock } from '../domain/block.js';
 import { assert, InvariantViolation, StorageUnavailableError } from '../domain/errors.js';
 import { formatUnits } from '../domain/amount.js';
-import type { SyncHashFunction } from '../domain/hash-steps.js';
-import { sha256 } from '../domain/hashing.js';
 import { assertSupplyConserved, BalanceBook, balanceKey, supplyDelta, supplyOf, type MarketTerms } from '../domain/balance-book.js';
 import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
 import { PRICE_DECIMALS } from '../domain/tokens.js';
@@ -65,7 +63,6 @@ export class BlockProducer {
   private leading = false;
   private readonly observer: BlockSealObserver;
   private readonly commitment: BalanceCommitment | null;
-  private readonly merkle_hash: SyncHashFunction;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private running = false;
@@ -79,7 +76,7 @@ export class BlockProducer {
     clock: Clock,
     logger: Logger,
     options: BlockProducerOptions,
-    collaborators: { lease?: SealerLease; observer?: BlockSealObserver; commitment?: BalanceCommitment; merkle_hash?: SyncHashFunction } = {},
+    collaborators: { lease?: SealerLease; observer?: BlockSealObserver; commitment?: BalanceCommitment } = {},
   ) {
     this.store = store;
     this.clock = clock;
@@ -89,7 +86,6 @@ export class BlockProducer {
     this.lease = collaborators.lease ?? new SoleSealerLease();
     this.observer = collaborators.observer ?? NO_OBSERVER;
     this.commitment = collaborators.commitment ?? null;
-    this.merkle_hash = collaborators.merkle_hash ?? sha256;
   }
 
   /**
@@ -249,7 +245,7 @@ export class BlockProducer {
     const known = await this.store.knownUsers([...participants]);
     const new_users = [...participants].filter((user_id) => !known.has(user_id));
     const price_after = priceOrFallback({ native_units: book.get(POOL_ACCOUNT, this.market.native), usdg_units: book.get(POOL_ACCOUNT, this.market.usdg) }, this.market.fallback_price_units);
-    const header = buildBlock(parent, pending.map((tx) => tx.tx_hash), unixSeconds(this.clock), formatUnits(price_after, PRICE_DECIMALS), this.merkle_hash);
+    const header = buildBlock(parent, pending.map((tx) => tx.tx_hash), unixSeconds(this.clock), formatUnits(price_after, PRICE_DECIMALS));
     assert(header.number === parent.number + 1, 'block numbers are consecutive');
     const totals: ChainTotals = {
       transactions: parent.totals.transactions + pending.length,
