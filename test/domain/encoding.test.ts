@@ -1,8 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, type JsonValue } from '../../src/domain/canonical-json.js';
-import { ENCODING_VERSION, transactionCanonicalText } from '../../src/domain/encoding.js';
-import { transactionHash, transactionsAuditPath, transactionsRoot, sha256 } from '../../src/domain/hashing.js';
+import { ENCODING_VERSION, transactionCanonicalText, type TransactionPreimage } from '../../src/domain/encoding.js';
+import { pendingTransaction, transactionHash, transactionsAuditPath, transactionsRoot, sha256 } from '../../src/domain/hashing.js';
+import { transactionHashSteps } from '../../src/domain/chain-verification.js';
+import { runHashSteps } from '../../src/domain/hash-steps.js';
+import type { TransactionType } from '../../src/domain/transaction.js';
 import { bytesToHex, hexToBytes, toHashHex } from '../../src/domain/hex.js';
 import { inclusionProof, merkleRoot } from '../../src/domain/merkle.js';
 import { InvariantViolation } from '../../src/domain/errors.js';
@@ -30,6 +33,39 @@ describe('the encodings on the write path equal their reference definitions', ()
       });
       expect(transactionCanonicalText(tx)).toBe(reference);
       expect(transactionHash(tx)).toBe(`0x${createHash('sha256').update(Buffer.from(reference, 'utf8')).digest('hex')}`);
+    }));
+  });
+
+  // Account ids go through JSON.stringify, which escapes a lone surrogate; metadata through canonicalJson,
+  // which refuses one: the text hashed is always well-formed UTF-16, so TextEncoder and node:crypto agree.
+  it('transactionHash equals the shared generator for any account ids, metadata and swaps', () => {
+    const text = fc.string({ unit: 'binary', minLength: 1 });
+    const any_preimage = fc.record({
+      from: text, to: text, amount_units: fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }), token: fc.constantFrom('TAB', 'USDG'),
+      type: fc.constantFrom('transfer', 'mint', 'burn', 'swap'), metadata: fc.dictionary(fc.string({ unit: 'grapheme' }), json),
+      nonce: fc.stringMatching(/^[0-9a-f]{32}$/), timestamp: fc.integer({ min: 0, max: 2 ** 40 }),
+      min_receive_units: fc.option(fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }), { nil: null }),
+    });
+    fc.assert(fc.property(any_preimage, (tx) => {
+      expect(transactionHash(tx)).toBe(runHashSteps(transactionHashSteps(tx), sha256));
+    }), { numRuns: 500 });
+    const lone = { from: '\ud800', to: 'b\udfff', amount_units: 1n, token: 'TAB', type: 'transfer', metadata: { note: '\ud83d\ude00' }, nonce: '0'.repeat(32), timestamp: 0 };
+    expect(transactionHash(lone)).toBe(runHashSteps(transactionHashSteps(lone), sha256));
+  });
+
+  it('pendingTransaction has the fields, in the order, that spreading its preimage gave', () => {
+    fc.assert(fc.property(preimage, fc.option(fc.bigInt({ min: 0n, max: 10n ** 20n }), { nil: null }), (tx, min_receive_units) => {
+      const swap: TransactionPreimage & { type: TransactionType } = { ...tx, type: 'swap', min_receive_units };
+      for (const typed of [tx as TransactionPreimage & { type: TransactionType }, swap]) {
+        const token_out = typed.type === 'swap' ? 'USDG' : null;
+        const reference = {
+          ...typed, min_receive_units: typed.min_receive_units ?? null, tx_hash: transactionHash(typed), status: 'pending',
+          block_number: null, block_hash: null, position: null, error: null, amount_out_units: null, token_out,
+        };
+        const made = pendingTransaction(typed, token_out);
+        expect(made).toEqual(reference);
+        expect(Object.keys(made)).toEqual(Object.keys(reference));
+      }
     }));
   });
 
