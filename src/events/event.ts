@@ -8,6 +8,7 @@
  * `transaction.failed` events come in block position order and are followed by that block's
  * `block.sealed`, so `block.sealed` closes its block.
  */
+import type { Transaction } from '../domain/transaction.js';
 import type { TokenRegistry } from '../domain/tokens.js';
 import type { StoredEvent } from '../service/ledger-store.js';
 import { stringifyExact } from '../http/exact-json.js';
@@ -71,10 +72,22 @@ export function encodeEvent(event: StoredEvent, tokens: TokenRegistry): EncodedE
   const tx = event.transaction;
   const accepted = event.type === 'transaction.accepted';
   // The accepted event shows the record as it was while pending, whatever became of it since.
-  const record = accepted ? { ...tx, status: 'pending' as const, block_number: null, block_hash: null, position: null, error: null, amount_out_units: null } : tx;
+  const record = accepted ? asPending(tx) : tx;
   const occurred_at = event.type === 'transaction.accepted' ? tx.timestamp : event.block_timestamp;
   const accounts = tx.from === tx.to ? [tx.from] : [tx.from, tx.to];
   return finish(event.sequence, event.type, tx.tx_hash, occurred_at, accounts, transactionView(record, tokens));
+}
+
+/**
+ * The record as it was while pending. Field by field, not a spread: on Node 20 a spread with further
+ * fields takes V8's generic path, several µs an event.
+ */
+function asPending(tx: Transaction): Transaction {
+  return {
+    tx_hash: tx.tx_hash, from: tx.from, to: tx.to, amount_units: tx.amount_units, token: tx.token, type: tx.type, metadata: tx.metadata,
+    nonce: tx.nonce, timestamp: tx.timestamp, status: 'pending', block_number: null, block_hash: null, position: null, error: null,
+    min_receive_units: tx.min_receive_units, amount_out_units: null, token_out: tx.token_out,
+  };
 }
 
 function finish(sequence: number, type: EventType, subject_hash: string, occurred_at: number, accounts: string[], data: unknown): EncodedEvent {

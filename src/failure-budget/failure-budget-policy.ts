@@ -78,6 +78,14 @@ export type BudgetItem = {
 };
 
 /**
+ * The item of a transaction about to be appended. Field by field, not a spread of the transaction: on
+ * Node 20 a spread with a further field takes V8's generic path, microseconds an append.
+ */
+export function budgetItem(tx: Omit<BudgetItem, 'charge'>, charge: FailureBudgetCharge | null): BudgetItem {
+  return { from: tx.from, token: tx.token, type: tx.type, amount_units: tx.amount_units, timestamp: tx.timestamp, charge };
+}
+
+/**
  * The decisions of one write transaction, item by item in arrival order: each debit that is stored
  * counts as pending for the next ones, and each charge uses up the budget. Reads every total and
  * budget once through `sources`; what changed is then written back by the store.

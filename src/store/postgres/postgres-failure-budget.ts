@@ -24,7 +24,7 @@
 import type pg from 'pg';
 import { assert } from '../../domain/errors.js';
 import {
-  BudgetPass, balanceTotalsKey, budgetKey, budgetWindowStart, DEBIT_TYPES_SQL, debitsByAccount, isDebit, settlementOf, type DebitSum,
+  BudgetPass, balanceTotalsKey, budgetItem, budgetKey, budgetWindowStart, DEBIT_TYPES_SQL, debitsByAccount, isDebit, settlementOf, type DebitSum,
 } from '../../failure-budget/failure-budget-policy.js';
 import type { SequencedPendingDebits } from '../../failure-budget/pending-debits.js';
 import type { PendingAppend } from '../../service/ledger-store.js';
@@ -86,7 +86,7 @@ export function coverageOf(figure: SequencedPendingDebits, sums: readonly DebitS
   for (const sum of sums) {
     const floor = figure.floor(sum.user_id, sum.token);
     if (floor !== undefined && floor >= sum.units) continue;
-    sought.push({ ...sum, pending_units: figure.get(sum.user_id, sum.token) });
+    sought.push({ user_id: sum.user_id, token: sum.token, units: sum.units, pending_units: figure.get(sum.user_id, sum.token) });
   }
   return { known_sequence, sought };
 }
@@ -201,7 +201,7 @@ async function judgeItems(
 
 function itemOf(item: PendingAppend, per_hour: number | null) {
   const charge = item.failure_budget ?? null;
-  return { ...item.transaction, charge: charge === null || per_hour === null ? null : { subject: charge.subject, per_hour } };
+  return budgetItem(item.transaction, charge === null || per_hour === null ? null : { subject: charge.subject, per_hour });
 }
 
 async function writeCharges(run: Run, pass: BudgetPass, windows: ReadonlyArray<{ subject: string; window_start_s: number }>): Promise<void> {

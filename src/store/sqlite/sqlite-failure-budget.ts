@@ -14,7 +14,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { TransactionType } from '../../domain/transaction.js';
-import { BudgetPass, DEBIT_TYPES_SQL, debitsByAccount, settlementOf, type BudgetSources, type DebitSum } from '../../failure-budget/failure-budget-policy.js';
+import { BudgetPass, budgetItem, DEBIT_TYPES_SQL, debitsByAccount, settlementOf, type BudgetSources, type DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PendingDebits } from '../../failure-budget/pending-debits.js';
 import type { AppendResult, PendingAppend } from '../../service/ledger-store.js';
 
@@ -82,7 +82,7 @@ export class SqliteFailureBudget {
     return {
       admit: (item) => {
         const tx = item.transaction;
-        const decision = pass.judge({ ...tx, charge: item.failure_budget ?? null });
+        const decision = pass.judge(budgetItem(tx, item.failure_budget ?? null));
         if (decision.kind !== 'refused') return null;
         if (item.idempotency !== null) s.releaseClaim.run(item.idempotency.caller, item.idempotency.key, tx.tx_hash);
         return { kind: 'refused', retry_after_s: decision.retry_after_s };
