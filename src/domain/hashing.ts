@@ -1,6 +1,8 @@
 /**
  * SHA-256 bindings of the shared algorithms for Node: synchronous node:crypto, used on the write
- * path. The algorithms themselves are in chain-verification.ts and merkle.ts, shared with the SDK.
+ * path. The algorithms themselves are in chain-verification.ts and merkle.ts, shared with the SDK;
+ * two run here in a form of their own, for speed on every submission and every block (the transaction
+ * hash and the transactions root), each held to the shared one by a property test.
  */
 import { hash } from 'node:crypto';
 import { blockHashSteps, transactionsRootSteps } from './chain-verification.js';
@@ -75,7 +77,8 @@ function leafHashes(tx_hashes: readonly string[]): Buffer {
 /**
  * SHA-256 of `input` written into `level` at `at`. Asked for a Buffer, `crypto.hash` spends more on
  * allocating it than on hashing 65 bytes; asked for a 'binary' (latin1) string, one character per
- * byte, written back byte for byte, it costs about half (docs/performance.md, "The sealer's Merkle tree in one buffer").
+ * byte, written back byte for byte, it costs about half (docs/performance.md, "The sealer's Merkle
+ * tree in one buffer").
  */
 function writeDigest(level: Buffer, at: number, input: Buffer): void {
   level.write(hash('sha256', input, 'binary'), at, 'binary');
