@@ -136,8 +136,8 @@ const SEQ_END = Number.MAX_SAFE_INTEGER;
  * let the planner take the primary key backwards and filter by account when one account sends (or
  * receives) most of the ledger: the column's statistics then say "every row matches", so an account
  * with no transaction on that side read the whole table (19 ms a query alone, a p50 of 354 ms under
- * 64 connections, at 100k transactions of mints from one issuer). Only the side's own index orders the range by (account, seq), so no plan, custom
- * or generic, can take another path.
+ * 64 connections, at 100k transactions of mints from one issuer). Only the side's own index orders
+ * the range by (account, seq), so no plan, custom or generic, can take another path.
  */
 const ACCOUNT_RANGE_FROM = (account: string, before: string) => `(from_id, seq) < (${account}, ${before}) AND from_id >= ${account}`;
 const ACCOUNT_RANGE_TO = (account: string, before: string) => `(to_id, seq) < (${account}, ${before}) AND to_id >= ${account}`;
