@@ -1,9 +1,9 @@
 /**
  * What accepting transactions costs the store, per transaction, and what each of the transactions
  * table's indexes adds to it: `npx tsx bench/append-cost.ts [sqlite|postgres] [transactions] [--without
- * INDEX[,INDEX…]] [--page-size BYTES]`. Mints opening balances to 1,000 accounts and seals them, then
+ * INDEX[,INDEX…]] [--page-size BYTES] [--batch TRANSACTIONS]`. Mints opening balances to 1,000 accounts and seals them, then
  * appends `transactions` pending transfers among them in batches of the submission writer's size (as the
- * batch endpoint does, without HTTP and without sealing), and prints µs a transaction for the appends
+ * batch endpoint does, without HTTP and without sealing; `--batch` sets another), and prints µs a transaction for the appends
  * after the first fifth (the ledger already holds rows, as in the benchmark's batch scenario), and what
  * was written a transaction: on SQLite the bytes this process wrote to storage (`/proc/self/io`, Linux:
  * the WAL, and its checkpoints into the database file, which run on a worker thread of this process); on
@@ -37,7 +37,8 @@ const DROPPABLE = {
 const ACCOUNTS = 1000;
 
 const args = process.argv.slice(2);
-const positional = args.filter((arg, index) => !arg.startsWith('--') && args[index - 1] !== '--without' && args[index - 1] !== '--page-size');
+const VALUED_FLAGS = ['--without', '--page-size', '--batch'];
+const positional = args.filter((arg, index) => !arg.startsWith('--') && !VALUED_FLAGS.includes(args[index - 1] ?? ''));
 const kind = positional[0] ?? 'sqlite';
 if (kind !== 'sqlite' && kind !== 'postgres') throw new Error('the store is sqlite or postgres');
 const count = Number(positional[1] ?? 200_000);
@@ -53,7 +54,10 @@ if (page_size !== null && !(Number.isInteger(Math.log2(page_size)) && page_size 
 if (kind !== 'sqlite' && page_size !== null) throw new Error('--page-size is for SQLite only');
 
 const transaction = transactionMaker();
-const batch_size = DEFAULT_WRITER_LIMITS.batch_size_max;
+const batch_index = args.indexOf('--batch');
+/** Transactions a commit: the submission writer's group at the most, unless `--batch` says otherwise. */
+const batch_size = batch_index < 0 ? DEFAULT_WRITER_LIMITS.batch_size_max : Number(args[batch_index + 1]);
+if (!Number.isSafeInteger(batch_size) || batch_size < 1 || batch_size > 100_000) throw new Error('--batch takes 1 to 100000 transactions');
 
 /** Bytes this process has caused to be written to storage so far (Linux), or null. */
 function processWrittenBytes(): number | null {
