@@ -1,18 +1,23 @@
 /**
  * What accepting transactions costs the store, per transaction, and what each of the transactions
- * table's indexes adds to it: `npx tsx bench/append-cost.ts [sqlite|postgres] [transactions] [--without
- * INDEX[,INDEX…]] [--page-size BYTES] [--batch TRANSACTIONS]`. Mints opening balances to 1,000 accounts and seals them, then
- * appends `transactions` pending transfers among them in batches of the submission writer's size (as the
- * batch endpoint does, without HTTP and without sealing; `--batch` sets another), and prints µs a transaction for the appends
+ * table's indexes adds to it:
+ *
+ *   npx tsx bench/append-cost.ts [sqlite|postgres] [transactions] [--without INDEX[,INDEX…]]
+ *     [--page-size BYTES] [--batch TRANSACTIONS]
+ *
+ * Mints opening balances to 1,000 accounts and seals them, then appends `transactions` pending transfers
+ * among them in batches of the submission writer's size (as the batch endpoint does, without HTTP and
+ * without sealing; `--batch` sets another size), and prints µs a transaction for the batches that start
  * after the first fifth (the ledger already holds rows, as in the benchmark's batch scenario), and what
  * was written a transaction: on SQLite the bytes this process wrote to storage (`/proc/self/io`, Linux:
  * the WAL, and its checkpoints into the database file, which run on a worker thread of this process); on
- * PostgreSQL the WAL the server wrote (the move of its insert position: the whole server's). `--without` drops the named
- * indexes after the opening balances are sealed, to measure what each costs on accept: the result is a
- * ledger that can no longer answer every read, for this measurement only. `--page-size` makes the new
- * SQLite file with pages of that size (the store itself keeps SQLite's default, 4,096). PostgreSQL uses
- * TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), in a schema of its own dropped at
- * the end.
+ * PostgreSQL the WAL the server wrote (the move of its insert position: the whole server's).
+ *
+ * `--without` drops the named indexes after the opening balances are sealed, to measure what each costs
+ * on accept: the result is a ledger that can no longer answer every read, for this measurement only.
+ * `--page-size` makes the new SQLite file with pages of that size (the store itself keeps SQLite's
+ * default, 4,096). PostgreSQL uses TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test),
+ * in a schema of its own dropped at the end.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -42,6 +47,7 @@ const positional = args.filter((arg, index) => !arg.startsWith('--') && !VALUED_
 const kind = positional[0] ?? 'sqlite';
 if (kind !== 'sqlite' && kind !== 'postgres') throw new Error('the store is sqlite or postgres');
 const count = Number(positional[1] ?? 200_000);
+if (!Number.isSafeInteger(count) || count < 10 || count > 100_000_000) throw new Error('transactions: 10 to 100000000');
 const without_index = args.indexOf('--without');
 const without = without_index < 0 ? [] : (args[without_index + 1] ?? '').split(',').filter((name) => name !== '');
 for (const name of without) {
@@ -138,25 +144,28 @@ async function main(): Promise<void> {
     await producer.drain();
     await dropIndexes(without);
     const warmup = Math.floor(count / 5);
+    let measured = 0;
     let measured_ms = 0;
     let bytes_before: number | null = null;
     for (let start = 0; start < count; start += batch_size) {
-      if (start >= warmup && bytes_before === null) bytes_before = await writtenBytes();
+      const measuring = start >= warmup;
+      if (measuring && measured === 0) bytes_before = await writtenBytes();
       const items = Array.from({ length: Math.min(batch_size, count - start) }, (_, offset) => {
         const index = start + offset;
         return { transaction: transaction(account(index % ACCOUNTS), account((index * 7919 + 1) % ACCOUNTS), 'transfer', 1n), idempotency: null };
       });
       const began = performance.now();
       await store.appendPending(items);
-      if (start >= warmup) measured_ms += performance.now() - began;
+      if (!measuring) continue;
+      measured_ms += performance.now() - began;
+      measured += items.length;
     }
     const bytes_after = await writtenBytes();
-    const measured = count - warmup;
     console.log(JSON.stringify({
       store: kind, transactions: count, measured, batch_size, without, page_size,
       us_per_tx: Number(((measured_ms * 1000) / measured).toFixed(2)),
       tx_per_s: Math.round(measured / (measured_ms / 1000)),
-      written_bytes_are: kind === 'sqlite' ? 'this process\'s writes to storage' : 'the server\'s WAL (its insert position)',
+      written_bytes_are: kind === 'sqlite' ? "this process's writes to storage" : "the server's WAL (its insert position)",
       written_bytes_per_tx: bytes_before === null || bytes_after === null ? null : Math.round((bytes_after - bytes_before) / measured),
       load_average: Number(os.loadavg()[0]?.toFixed(2)),
     }));
