@@ -139,8 +139,7 @@ const SEQ_END = Number.MAX_SAFE_INTEGER;
  * 64 connections, at 100k transactions of mints from one issuer). Only the side's own index orders
  * the range by (account, seq), so no plan, custom or generic, can take another path.
  */
-const ACCOUNT_RANGE_FROM = (account: string, before: string) => `(from_id, seq) < (${account}, ${before}) AND from_id >= ${account}`;
-const ACCOUNT_RANGE_TO = (account: string, before: string) => `(to_id, seq) < (${account}, ${before}) AND to_id >= ${account}`;
+const accountRange = (side: 'from_id' | 'to_id', account: string, before: string) => `(${side}, seq) < (${account}, ${before}) AND ${side} >= ${account}`;
 /** Accounts whose newest transaction one read asks for at the most (a turn's history requests). */
 const NEWEST_ACCOUNT_SEQ_KEYS_MAX = 500;
 /** A group commit's rows ($1–$9, $11, $12), pending, numbered from the event sequences taken by a `counter` CTE. */
@@ -230,20 +229,20 @@ export const SQL = {
   // One step of the primary key, from its end.
   newestSeq: 'SELECT max(seq)::text AS seq FROM transactions',
   // For each (account, before) of the batch, numbered from 1 in its order: one step of each index,
-  // newest first (ACCOUNT_RANGE_FROM/TO); GREATEST ignores a side that has none.
+  // newest first (accountRange); GREATEST ignores a side that has none.
   newestAccountSeqs: `SELECT k.arrival::int AS arrival, GREATEST(
-         (SELECT seq FROM transactions WHERE ${ACCOUNT_RANGE_FROM('k.user_id', 'k.before_seq')} ORDER BY from_id DESC, seq DESC LIMIT 1),
-         (SELECT seq FROM transactions WHERE ${ACCOUNT_RANGE_TO('k.user_id', 'k.before_seq')} ORDER BY to_id DESC, seq DESC LIMIT 1))::text AS seq
+         (SELECT seq FROM transactions WHERE ${accountRange('from_id', 'k.user_id', 'k.before_seq')} ORDER BY from_id DESC, seq DESC LIMIT 1),
+         (SELECT seq FROM transactions WHERE ${accountRange('to_id', 'k.user_id', 'k.before_seq')} ORDER BY to_id DESC, seq DESC LIMIT 1))::text AS seq
        FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS k(user_id, before_seq, arrival)`,
   transactionsByHash: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t ${OUTCOME_JOINS} WHERE t.tx_hash = ANY($1::text[])`,
-  // Each side is a range of its index read newest first (ACCOUNT_RANGE_FROM/TO), `limit` rows at
+  // Each side is a range of its index read newest first (accountRange), `limit` rows at
   // the most; the page is the newest `limit` of those (a sort of 2 × limit rows at the most). A
   // transaction that is both (a mint to its issuer) is taken from the `from` side only.
   // Sealed: it has an outcome (OUTCOME_STATUS_SQL).
   accountHistory: `SELECT t.seq::text AS seq, t.tx_hash, o.seq IS NOT NULL AS sealed FROM (
-         (SELECT seq, tx_hash FROM transactions WHERE ${ACCOUNT_RANGE_FROM('$1', '$2')} ORDER BY from_id DESC, seq DESC LIMIT $3)
+         (SELECT seq, tx_hash FROM transactions WHERE ${accountRange('from_id', '$1', '$2')} ORDER BY from_id DESC, seq DESC LIMIT $3)
          UNION ALL
-         (SELECT seq, tx_hash FROM transactions WHERE ${ACCOUNT_RANGE_TO('$1', '$2')} AND from_id <> to_id ORDER BY to_id DESC, seq DESC LIMIT $3)
+         (SELECT seq, tx_hash FROM transactions WHERE ${accountRange('to_id', '$1', '$2')} AND from_id <> to_id ORDER BY to_id DESC, seq DESC LIMIT $3)
          ORDER BY seq DESC LIMIT $3
        ) AS t LEFT JOIN transaction_outcomes o ON o.seq = t.seq ORDER BY t.seq DESC`,
   // The queue's order is the sealer's; its rows have no outcome, so o and b join nothing.
