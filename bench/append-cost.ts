@@ -19,19 +19,14 @@
  * default, 4,096). PostgreSQL uses TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test),
  * in a schema of its own dropped at the end.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import pino from 'pino';
 import { BlockProducer } from '../src/service/block-producer.js';
 import { DEFAULT_WRITER_LIMITS } from '../src/service/submission-writer.js';
-import type { LedgerStore } from '../src/service/ledger-store.js';
-import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { DEFAULT_BENCH_DATABASE_URL, transactionMaker } from './bench-store.js';
+import { openBenchStore, transactionMaker, type BenchStore } from './bench-store.js';
 
 /** Indexes of the transactions table that `--without` may drop (the primary key and `tx_hash`'s unique constraint cannot be). */
 const DROPPABLE = {
@@ -75,81 +70,62 @@ function processWrittenBytes(): number | null {
   }
 }
 
-type AppendStore = {
-  store: LedgerStore;
-  /** Drops indexes of the transactions table. */
-  dropIndexes(names: readonly string[]): Promise<void>;
-  /** What has been written so far, in bytes: this process's writes (SQLite) or the server's WAL position (PostgreSQL); null where unknown. */
-  writtenBytes(): Promise<number | null>;
-  cleanup(): Promise<void>;
-};
-
-async function openSqlite(): Promise<AppendStore> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-append-cost-'));
-  const file = path.join(dir, 'ledger.db');
-  if (page_size !== null) {
-    // A page size holds from the file's first write on.
-    const db = new Database(file);
-    db.pragma(`page_size = ${page_size}`);
-    db.exec('CREATE TABLE page_size_set (x); DROP TABLE page_size_set;');
-    db.close();
-  }
-  const store = SqliteStore.open({ path: file });
-  return {
-    store,
-    async dropIndexes(names) {
-      const db = new Database(file);
-      for (const name of names) db.exec(`DROP INDEX ${name}`);
-      db.close();
-    },
-    writtenBytes: async () => processWrittenBytes(),
-    async cleanup() {
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
+/** Sets a new SQLite file's page size: it holds from the file's first write on. */
+function setPageSize(file: string): void {
+  const db = new Database(file);
+  db.pragma(`page_size = ${page_size}`);
+  db.exec('CREATE TABLE page_size_set (x); DROP TABLE page_size_set;');
+  db.close();
 }
 
-async function openPostgres(): Promise<AppendStore> {
-  const url = process.env.TEST_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL;
-  const schema = `tabula_append_cost_${randomBytes(4).toString('hex')}`;
-  const store = await PostgresStore.open({ url, schema });
-  const client = new pg.Client({ connectionString: url });
+/** Drops indexes of the transactions table, through a connection of its own. */
+async function dropIndexes(location: BenchStore['location'], names: readonly string[]): Promise<void> {
+  if (names.length === 0) return;
+  if (location.kind === 'sqlite') {
+    const db = new Database(location.file);
+    for (const name of names) db.exec(`DROP INDEX ${name}`);
+    db.close();
+    return;
+  }
+  const client = new pg.Client({ connectionString: location.url });
   await client.connect();
-  return {
-    store,
-    async dropIndexes(names) {
-      for (const name of names) await client.query(`DROP INDEX ${schema}.${name}`);
-    },
-    async writtenBytes() {
-      // The WAL's insert position, in bytes from its start: what the server has written since is the difference.
-      const row = (await client.query<{ position: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text AS position")).rows[0];
-      return row === undefined ? null : Number(row.position);
-    },
-    async cleanup() {
-      await store.close();
-      await client.query(`DROP SCHEMA ${schema} CASCADE`);
-      await client.end();
-    },
-  };
+  try {
+    for (const name of names) await client.query(`DROP INDEX ${location.schema}.${name}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** What has been written so far, in bytes: this process's writes (SQLite) or the server's WAL position (PostgreSQL); null where unknown. */
+async function writtenBytes(location: BenchStore['location']): Promise<number | null> {
+  if (location.kind === 'sqlite') return processWrittenBytes();
+  const client = new pg.Client({ connectionString: location.url });
+  await client.connect();
+  try {
+    // The WAL's insert position, in bytes from its start: what the server has written since is the difference.
+    const row = (await client.query<{ position: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text AS position")).rows[0];
+    return row === undefined ? null : Number(row.position);
+  } finally {
+    await client.end();
+  }
 }
 
 async function main(): Promise<void> {
-  const { store, dropIndexes, writtenBytes, cleanup } = kind === 'sqlite' ? await openSqlite() : await openPostgres();
+  const { store, location, cleanup } = await openBenchStore(kind, undefined, page_size === null ? undefined : setPageSize);
   try {
     const producer = new BlockProducer(store, { now_ms: () => Date.now() }, pino({ level: 'silent' }), { block_interval_ms: 1000, block_txs_max: 100_000 });
     await producer.ensureGenesis();
     const account = (index: number) => `account-${index}`;
     await store.appendPending(Array.from({ length: ACCOUNTS }, (_, index) => ({ transaction: transaction('treasury', account(index), 'mint', 1_000_000_000n), idempotency: null })));
     await producer.drain();
-    await dropIndexes(without);
+    await dropIndexes(location, without);
     const warmup = Math.floor(count / 5);
     let measured = 0;
     let measured_ms = 0;
     let bytes_before: number | null = null;
     for (let start = 0; start < count; start += batch_size) {
       const measuring = start >= warmup;
-      if (measuring && measured === 0) bytes_before = await writtenBytes();
+      if (measuring && measured === 0) bytes_before = await writtenBytes(location);
       const items = Array.from({ length: Math.min(batch_size, count - start) }, (_, offset) => {
         const index = start + offset;
         return { transaction: transaction(account(index % ACCOUNTS), account((index * 7919 + 1) % ACCOUNTS), 'transfer', 1n), idempotency: null };
@@ -160,7 +136,7 @@ async function main(): Promise<void> {
       measured_ms += performance.now() - began;
       measured += items.length;
     }
-    const bytes_after = await writtenBytes();
+    const bytes_after = await writtenBytes(location);
     console.log(JSON.stringify({
       store: kind, transactions: count, measured, batch_size, without, page_size,
       us_per_tx: Number(((measured_ms * 1000) / measured).toFixed(2)),

@@ -15,22 +15,33 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 export const DEFAULT_BENCH_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
-export type BenchStore = { store: LedgerStore; cleanup(): Promise<void> };
+/** A throw-away store, and where it lives: its SQLite file, or its PostgreSQL server and schema. */
+export type BenchStore = {
+  store: LedgerStore;
+  location: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; schema: string };
+  cleanup(): Promise<void>;
+};
 
 /**
  * A new SQLite file in a temporary folder, or a new schema on PostgreSQL (`url`, else
  * TEST_DATABASE_URL, else the local server); `cleanup` closes it and removes the file or drops the schema.
+ * `prepare_sqlite_file` runs on the SQLite file's path before the store opens it (e.g. to set its page size).
  */
-export async function openBenchStore(kind: string, url = process.env.TEST_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL): Promise<BenchStore> {
+export async function openBenchStore(
+  kind: string, url = process.env.TEST_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, prepare_sqlite_file?: (file: string) => void,
+): Promise<BenchStore> {
   if (kind === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-bench-'));
-    const store = SqliteStore.open({ path: path.join(dir, 'ledger.db') });
-    return { store, cleanup: async () => { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+    const file = path.join(dir, 'ledger.db');
+    prepare_sqlite_file?.(file);
+    const store = SqliteStore.open({ path: file });
+    return { store, location: { kind, file }, cleanup: async () => { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
   }
   const schema = `tabula_bench_${randomBytes(4).toString('hex')}`;
   const store = await PostgresStore.open({ url, schema });
   return {
     store,
+    location: { kind: 'postgres', url, schema },
     cleanup: async () => {
       await store.close();
       const client = new pg.Client({ connectionString: url });
