@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { freshDatabase, type FreshDatabase } from './databases.js';
 import { getJson, loadTransactions, signToken, waitUntilSealed, type Stats, type TransferBody } from './ledger-client.js';
 import type { PooledRequest } from './load-types.js';
-import { BenchError, profileFlags, startLoadGenerator, startService, type LoadGenerator } from './processes.js';
+import { BenchError, profileFlags, scheduleSeconds, startLoadGenerator, startService, type LoadGenerator } from './processes.js';
 import { batchPool, mint, readPools, submitHotPool, submitManyPool, SUBMIT_AMOUNT } from './scenario-requests.js';
 
 const SENDERS = 1000;
@@ -139,6 +139,13 @@ type Breakdown = {
   busy_us: number;
   /** Microseconds per unit that worker threads were busy (not idle) beside the event loop: not part of `busy_us`. */
   other_threads_busy_us: number;
+  /**
+   * The kernel's account of the same window (/proc/<pid>/task/<tid>/schedstat, every thread), microseconds per
+   * unit: each process's time on a CPU, and the service's time runnable but waiting for one. V8's sampler
+   * charges a sample to the frame on the stack whether or not the thread was running, so a step's figure
+   * above includes the waits that fell inside it; these tell the two apart. Zeros without schedstats.
+   */
+  schedule: { service_running_us: number; service_waiting_us: number; event_loop_running_us: number; event_loop_waiting_us: number; load_generator_running_us: number };
 };
 
 async function main(): Promise<void> {
@@ -242,9 +249,15 @@ type ScenarioRun = {
 async function profileScenario(run: ScenarioRun): Promise<Breakdown> {
   const service = await startService(run.root, run.env, profileFlags(run.profile_dir));
   const load_average = os.loadavg()[0] as number;
+  const service_from = scheduleSeconds(service.pid);
+  const loop_from = scheduleSeconds(service.pid, true);
+  const load_from = scheduleSeconds(run.load.pid);
   const from_us = Number(process.hrtime.bigint() / 1000n);
   const result = await run.load.run({ url: service.url, connections: run.connections, duration_s: run.duration_s, warmup_s: 0, requests: run.pool, count_batch_items: run.name === 'batch' });
   const to_us = Number(process.hrtime.bigint() / 1000n);
+  const service_to = scheduleSeconds(service.pid);
+  const loop_to = scheduleSeconds(service.pid, true);
+  const load_to = scheduleSeconds(run.load.pid);
   await service.stop();
   if (result.errors > 0) throw new BenchError(`${run.name}: ${result.errors} errors (${JSON.stringify(result.status_counts)})`);
   const { main, others } = profilesByThread(fs.readdirSync(run.profile_dir).filter((name) => name.endsWith('.cpuprofile')));
@@ -262,6 +275,13 @@ async function profileScenario(run: ScenarioRun): Promise<Breakdown> {
   return {
     scenario: run.name, units, unit: run.name === 'batch' ? 'transaction' : 'request', units_per_s: units / result.duration_s, load_average, steps: rows, busy_us,
     other_threads_busy_us: (other_threads_ms * 1000) / units,
+    schedule: {
+      service_running_us: ((service_to.running_s - service_from.running_s) * 1e6) / units,
+      service_waiting_us: ((service_to.waiting_s - service_from.waiting_s) * 1e6) / units,
+      event_loop_running_us: ((loop_to.running_s - loop_from.running_s) * 1e6) / units,
+      event_loop_waiting_us: ((loop_to.waiting_s - loop_from.waiting_s) * 1e6) / units,
+      load_generator_running_us: ((load_to.running_s - load_from.running_s) * 1e6) / units,
+    },
   };
 }
 
@@ -269,6 +289,11 @@ function print(result: Breakdown): void {
   console.log(`\n${result.scenario}: ${Math.round(result.units_per_s).toLocaleString('en-US')} ${result.unit}s/s, ${result.busy_us.toFixed(1)} µs busy per ${result.unit} (load average ${result.load_average.toFixed(1)})`);
   for (const row of result.steps) console.log(`  ${row.us.toFixed(1).padStart(8)} µs  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.step}`);
   if (result.other_threads_busy_us > 0) console.log(`  ${result.other_threads_busy_us.toFixed(1).padStart(8)} µs          other threads, beside the event loop (the WAL checkpoint worker)`);
+  const { service_running_us, service_waiting_us, event_loop_running_us, event_loop_waiting_us, load_generator_running_us } = result.schedule;
+  if (service_running_us > 0) {
+    console.log(`  kernel's count per ${result.unit}: event loop's thread on a CPU ${event_loop_running_us.toFixed(1)} µs, runnable and waiting for one ${event_loop_waiting_us.toFixed(1)} µs;`);
+    console.log(`    every thread of the service ${service_running_us.toFixed(1)} and ${service_waiting_us.toFixed(1)} µs; load generator on a CPU ${load_generator_running_us.toFixed(1)} µs`);
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

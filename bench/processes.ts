@@ -145,13 +145,14 @@ export function cpuSeconds(pid: number): number {
 }
 
 /**
- * Time the process's threads have spent running on a CPU and runnable but waiting for one, from
+ * Time the process's threads (or, with `main_thread_only`, its main thread: the one whose id is the
+ * process's) have spent running on a CPU and runnable but waiting for one, from
  * /proc/<pid>/task/<tid>/schedstat (needs schedstats in the kernel); zeros where unavailable.
  */
-export function scheduleSeconds(pid: number): { running_s: number; waiting_s: number } {
+export function scheduleSeconds(pid: number, main_thread_only = false): { running_s: number; waiting_s: number } {
   const total = { running_s: 0, waiting_s: 0 };
   try {
-    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+    for (const task of main_thread_only ? [String(pid)] : fs.readdirSync(`/proc/${pid}/task`)) {
       const [running_ns, waiting_ns] = fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').trim().split(' ').map(Number);
       total.running_s += (running_ns ?? 0) / 1e9;
       total.waiting_s += (waiting_ns ?? 0) / 1e9;
@@ -182,7 +183,7 @@ export async function startBareServer(root: string): Promise<{ url: string; stop
   return { url: `http://127.0.0.1:${port}`, stop: () => { child.kill('SIGTERM'); } };
 }
 
-export type LoadGenerator = { run(spec: LoadSpec): Promise<LoadResult>; stop(): void };
+export type LoadGenerator = { pid: number; run(spec: LoadSpec): Promise<LoadResult>; stop(): void };
 
 /**
  * A bench script in a process of its own for the whole run, spoken to in JSON lines: each request is
@@ -225,7 +226,7 @@ function startJsonLinesChild<Request, Answer>(root: string, script: string, name
 /** The load generator (bench/load.ts): each spec it is given runs, and its result comes back. */
 export function startLoadGenerator(root: string): LoadGenerator {
   const child = startJsonLinesChild<LoadSpec, LoadResult>(root, 'load.ts', 'load generator');
-  return { run: (spec) => child.ask(spec), stop: () => child.stop() };
+  return { pid: child.pid, run: (spec) => child.ask(spec), stop: () => child.stop() };
 }
 
 export type SubscriberProcess = { pid: number; send(command: SubscriberCommand): Promise<SubscriberReply>; stop(): void };
