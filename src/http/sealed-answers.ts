@@ -10,6 +10,7 @@ import type { Transaction } from '../domain/transaction.js';
 import type { HistoryEntry } from '../service/ledger-store.js';
 import type { AccountHistoryPage } from '../service/ledger-service.js';
 import { stringifyExact } from './exact-json.js';
+import type { TurnGathering } from './turn-gathering.js';
 
 /** Private: every answer needs a token, so a shared cache must not hand it to a caller without one. */
 export const SEALED_CACHE_CONTROL = 'private, max-age=31536000, immutable';
@@ -17,16 +18,24 @@ export const SEALED_CACHE_CONTROL = 'private, max-age=31536000, immutable';
 export const PENDING_CACHE_CONTROL = 'no-store';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** Where a sealed record's answer is kept, and the turn's answers from it written together (turn-gathering.ts). */
+export type KeptAnswers = { cache: SealedRecordCache; gathering: TurnGathering };
+
 /**
- * Answers the record `key` names: from the cache when it holds it; otherwise `load`s it, and keeps and
- * sends it with its ETag when it is sealed, or sends it `no-store` when it may still change.
+ * Answers the record `key` names: from the cache when it holds it (with the turn's other answers
+ * ready at once); otherwise `load`s it, and keeps and sends it with its ETag when it is sealed, or
+ * sends it `no-store` when it may still change.
  */
 export async function sendRecord(
-  request: FastifyRequest, reply: FastifyReply, cache: SealedRecordCache, key: string,
+  request: FastifyRequest, reply: FastifyReply, { cache, gathering }: KeptAnswers, key: string,
   load: () => Promise<{ view: unknown; sealed: boolean }>,
 ): Promise<FastifyReply> {
   const kept = cache.get(key);
-  if (kept !== undefined) return sendSealed(request, reply, kept);
+  if (kept !== undefined) {
+    const turn_end = gathering.wait();
+    if (turn_end !== null) await turn_end;
+    return sendSealed(request, reply, kept);
+  }
   const { view, sealed } = await load();
   if (!sealed) return reply.header('cache-control', PENDING_CACHE_CONTROL).type(JSON_TYPE).send(stringifyExact(view));
   return sendSealed(request, reply, cache.put(key, stringifyExact(view)));

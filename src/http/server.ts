@@ -34,6 +34,7 @@ import { statsRoutes } from './routes/stats.js';
 import { transactionRoutes } from './routes/transactions.js';
 import { checkpointKeyRoutes, historyRoutes, type HistoryRouteOptions } from './routes/history.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { TurnGathering } from './turn-gathering.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 
 export const BODY_BYTES_MAX = 64 * 1024;
@@ -90,6 +91,7 @@ export type ServerDependencies = {
 export async function buildServer(deps: ServerDependencies) {
   const app = baseServer(deps.logger, deps.trust_proxy, deps.connection_limits);
   const read_cache = deps.read_cache ?? new SealedRecordCache(READ_CACHE_DEFAULT_BYTES);
+  const kept_answers = { cache: read_cache, gathering: new TurnGathering() };
   app.decorateRequest('principal', null);
   // Callback-style hooks: no promise per request.
   app.addHook('onResponse', (request, reply, done) => {
@@ -113,9 +115,9 @@ export async function buildServer(deps: ServerDependencies) {
       done();
     });
     api.addHook('onRequest', (request, reply) => guard(deps, request, reply));
-    await api.register(transactionRoutes, { service: deps.service, tokens: deps.tokens, metrics: deps.metrics, rate_limiter: deps.rate_limiter, clock: deps.clock, history: deps.history?.history, read_cache });
+    await api.register(transactionRoutes, { service: deps.service, tokens: deps.tokens, metrics: deps.metrics, rate_limiter: deps.rate_limiter, clock: deps.clock, history: deps.history?.history, kept_answers });
     await api.register(accountRoutes, { service: deps.service, tokens: deps.tokens, read_cache });
-    await api.register(blockRoutes, { service: deps.service, read_cache });
+    await api.register(blockRoutes, { service: deps.service, kept_answers });
     await api.register(balanceRootRoutes, { service: deps.service });
     await api.register(statsRoutes, { service: deps.service });
     await api.register(priceRoutes, { service: deps.service, tokens: deps.tokens });

@@ -1,14 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { BlockPage, LedgerService } from '../../service/ledger-service.js';
-import type { SealedRecordCache } from '../../read-cache/sealed-record-cache.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, NOT_MODIFIED_RESPONSE, PATH_PARAMETER_ERROR_CODES, SEALED_RECORD_HEADERS } from '../openapi.js';
 import { parseBlockNumber, parsePagination } from '../parameters.js';
 import { BlockPageSchema, BlockParamsSchema, BlockSchema, BlocksQuerySchema } from '../schemas.js';
-import { sendRecord } from '../sealed-answers.js';
+import { sendRecord, type KeptAnswers } from '../sealed-answers.js';
 import { blockHeaderView, blockView, jsonOncePerObject, sendJsonText } from '../views.js';
 import type { BlockHeader } from '../../domain/block.js';
 
-export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; read_cache: SealedRecordCache }> = async (app, { service, read_cache }) => {
+export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; kept_answers: KeptAnswers }> = async (app, { service, kept_answers }) => {
   // A sealed header never changes, and the service hands out the same header objects for as long as it
   // keeps them (block-header-cache.ts): each is serialised once, and a page is their concatenation.
   const headerJson = jsonOncePerObject((block: BlockHeader) => JSON.stringify(blockHeaderView(block)));
@@ -50,6 +49,6 @@ export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; re
     },
   }, async (request, reply) => {
     const number = parseBlockNumber(request.params.number);
-    return sendRecord(request, reply, read_cache, `block:${number}`, async () => ({ view: blockView(await service.block(number)), sealed: true }));
+    return sendRecord(request, reply, kept_answers, `block:${number}`, async () => ({ view: blockView(await service.block(number)), sealed: true }));
   });
 };

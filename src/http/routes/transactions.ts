@@ -17,8 +17,7 @@ import {
 import { principalOf } from '../request-guard.js';
 import type { HistoryService } from '../../service/history-service.js';
 import { transactionView } from '../views.js';
-import type { SealedRecordCache } from '../../read-cache/sealed-record-cache.js';
-import { sendRecord, transactionKey } from '../sealed-answers.js';
+import { sendRecord, transactionKey, type KeptAnswers } from '../sealed-answers.js';
 
 /** A batch of 1000 plain transfers is about 100 KiB; this leaves room for metadata. */
 export const BATCH_BODY_BYTES_MAX = 1024 * 1024;
@@ -27,8 +26,8 @@ type Options = {
   service: LedgerService; tokens: TokenRegistry; metrics: LedgerMetrics; rate_limiter: RateLimiter; clock: Clock;
   /** When set, a transaction's proof carries its block's inclusion in the latest history. */
   history?: HistoryService | undefined;
-  /** Sealed transactions' answers, kept serialised (src/read-cache). */
-  read_cache: SealedRecordCache;
+  /** Sealed transactions' answers, kept serialised (src/read-cache), and written together each turn. */
+  kept_answers: KeptAnswers;
 };
 
 type BatchResult = { index: number; status: number; tx_hash?: string; timestamp?: number; replayed?: boolean; error?: Problem };
@@ -45,7 +44,7 @@ const SUBMIT_ERRORS = [
 /** A batch refuses as a whole only what it cannot read; each item's own errors are in its result. */
 const BATCH_ERRORS = ['validation_failed', 'malformed_json', 'number_not_exact', 'payload_too_large', 'unsupported_media_type', 'service_overloaded', 'pending_backlog_full', ...API_ERROR_CODES] as const;
 
-export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens, metrics, rate_limiter, clock, history, read_cache }) => {
+export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { service, tokens, metrics, rate_limiter, clock, history, kept_answers }) => {
   /**
    * Charges a batch one request per transaction. When that does not fit, items whose idempotency key
    * the caller already stored (they write nothing) are not charged: a client retrying a batch whose
@@ -158,7 +157,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<Options> = async (app,
     },
   }, async (request, reply) => {
     const hash = parseHashParameter(request.params.hash);
-    return sendRecord(request, reply, read_cache, transactionKey(hash), async () => {
+    return sendRecord(request, reply, kept_answers, transactionKey(hash), async () => {
       const transaction = await service.transaction(hash);
       return { view: transactionView(transaction, tokens), sealed: transaction.status !== 'pending' };
     });
