@@ -18,24 +18,22 @@ export const SEALED_CACHE_CONTROL = 'private, max-age=31536000, immutable';
 export const PENDING_CACHE_CONTROL = 'no-store';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Where a sealed record's answer is kept, and the turn's answers from it written together (turn-gathering.ts). */
+/** Where a sealed record's answer is kept, and the turn's lookups answered together (turn-gathering.ts). */
 export type KeptAnswers = { cache: SealedRecordCache; gathering: TurnGathering };
 
 /**
- * Answers the record `key` names: from the cache when it holds it (with the turn's other answers
- * ready at once); otherwise `load`s it, and keeps and sends it with its ETag when it is sealed, or
- * sends it `no-store` when it may still change.
+ * Answers the record `key` names, with the turn's other lookups (after the first of the turn, at the
+ * turn's end): from the cache when it holds it; otherwise `load`s it, and keeps and sends it with its
+ * ETag when it is sealed, or sends it `no-store` when it may still change.
  */
 export async function sendRecord(
   request: FastifyRequest, reply: FastifyReply, { cache, gathering }: KeptAnswers, key: string,
   load: () => Promise<{ view: unknown; sealed: boolean }>,
 ): Promise<FastifyReply> {
+  const turn_end = gathering.wait();
+  if (turn_end !== null) await turn_end;
   const kept = cache.get(key);
-  if (kept !== undefined) {
-    const turn_end = gathering.wait();
-    if (turn_end !== null) await turn_end;
-    return sendSealed(request, reply, kept);
-  }
+  if (kept !== undefined) return sendSealed(request, reply, kept);
   const { view, sealed } = await load();
   if (!sealed) return reply.header('cache-control', PENDING_CACHE_CONTROL).type(JSON_TYPE).send(stringifyExact(view));
   return sendSealed(request, reply, cache.put(key, stringifyExact(view)));

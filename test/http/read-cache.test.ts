@@ -99,21 +99,26 @@ describe('sealed transactions and blocks: cached answers, ETag, 304', () => {
     expect((await admin.get('/api/blocks/2')).json.number).toBe(2);
   });
 
-  it('answers many lookups of kept records arriving together, each with its own record (written at the end of the turn)', async () => {
+  it('answers many lookups arriving together, each with its own record (kept, pending or unknown; written at the end of the turn)', async () => {
     const hashes = [await mint('carol', 1), await mint('dave', 2), await mint('erin', 3)];
     await ledger.producer.sealNext();
     const first = await Promise.all(hashes.map((hash) => admin.get(`/api/transactions/${hash}`)));
     const block = await admin.get('/api/blocks/1');
+    const pending = await mint('frank', 4);
     const urls = Array.from({ length: 30 }, (_, index) => (index % 4 === 3 ? '/api/blocks/1' : `/api/transactions/${hashes[index % 4]}`));
     const answers = await Promise.all([
       ...urls.map((url) => admin.get(url)),
       admin.get(`/api/transactions/${hashes[0]}`, undefined, { 'if-none-match': first[0]?.headers.etag as string }),
+      admin.get(`/api/transactions/${pending}`),
+      admin.get(`/api/transactions/0x${'1'.repeat(64)}`),
     ]);
     answers.slice(0, urls.length).forEach((answer, index) => {
       expect(answer.status).toBe(200);
       expect(answer.body).toBe(index % 4 === 3 ? block.body : first[index % 4]?.body);
     });
-    expect(answers.at(-1)?.status).toBe(304);
+    expect(answers.at(-3)?.status).toBe(304);
+    expect(answers.at(-2)?.json).toMatchObject({ tx_hash: pending, status: 'pending' });
+    expect(answers.at(-1)?.status).toBe(404);
   });
 
   it('answers the same through /api/v1', async () => {
