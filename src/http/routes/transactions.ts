@@ -26,7 +26,7 @@ type Options = {
   service: LedgerService; tokens: TokenRegistry; metrics: LedgerMetrics; rate_limiter: RateLimiter; clock: Clock;
   /** When set, a transaction's proof carries its block's inclusion in the latest history. */
   history?: HistoryService | undefined;
-  /** Sealed transactions' answers, kept serialised (src/read-cache), and written together each turn. */
+  /** Sealed transactions' answers, kept serialised (src/read-cache), and each turn's lookups answered together. */
   kept_answers: KeptAnswers;
 };
 
