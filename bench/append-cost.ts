@@ -30,7 +30,7 @@ import { openBenchStore, transactionMaker, type BenchStore } from './bench-store
 
 /** Indexes of the transactions table that `--without` may drop (the primary key and `tx_hash`'s unique constraint cannot be). */
 const DROPPABLE = {
-  sqlite: ['transactions_by_from', 'transactions_by_to', 'transactions_by_event', 'transactions_pending'],
+  sqlite: ['transactions_sealed_by_from', 'transactions_sealed_by_to', 'transactions_by_event', 'transactions_pending'],
   // PostgreSQL keeps the pending queue in a table of its own (pending_transactions).
   postgres: ['transactions_by_from', 'transactions_by_to', 'transactions_by_event'],
 } as const;

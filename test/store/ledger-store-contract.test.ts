@@ -403,6 +403,56 @@ describe(`the store contract (${testStoreKind()})`, () => {
       }
       expect(hashes(await store.accountHistory('erin', newest[2]!.seq, 1))).toEqual([expected[3]]);
     });
+
+    it('pages across sealed and pending transactions alike, and sees what another handle on the ledger stores and seals', async () => {
+      await store.commitBlock(genesisCommit());
+      const genesis = (await store.latestBlock())!;
+      const round = (count: number, offset: number) => Array.from({ length: count }, (_, index) =>
+        (offset + index) % 2 === 0 ? pending({ from: 'erin', to: `peer${index}` }) : pending({ from: `peer${index}`, to: 'erin' }));
+      const sealed = round(12, 0);
+      await store.appendPending(sealed.map(plain));
+      const first_block = blockCommit(genesis, sealed);
+      await store.commitBlock(first_block);
+      const waiting = round(9, 1);
+      await store.appendPending(waiting.map(plain));
+      // Another handle on the same ledger (SQLite: a second connection to the file) stores more.
+      const other = await another();
+      const from_other = round(4, 0);
+      await other.appendPending(from_other.map(plain));
+
+      const expected = [...sealed, ...waiting, ...from_other].map((tx) => tx.tx_hash).reverse();
+      const walk = async (reader: LedgerStore): Promise<HistoryEntry[]> => {
+        const walked: HistoryEntry[] = [];
+        let before: number | null = null;
+        for (let pages = 0; pages < 10; pages += 1) {
+          const page: HistoryEntry[] = await reader.accountHistory('erin', before, 5);
+          walked.push(...page);
+          if (page.length < 5) break;
+          before = page.at(-1)!.seq;
+        }
+        return walked;
+      };
+      for (const reader of [store, other]) {
+        const walked = await walk(reader);
+        expect(hashes(walked)).toEqual(expected);
+        expect(walked.map((entry) => entry.sealed)).toEqual([...Array(13).fill(false), ...Array(12).fill(true)]);
+        expect(await reader.newestAccountSeq('erin', walked[13]!.seq)).toBe(walked[14]!.seq);
+        expect(await reader.newestAccountSeq('erin', walked[12]!.seq)).toBe(walked[13]!.seq);
+      }
+
+      // The other handle seals what is pending; the first sees it sealed, and then stores more itself.
+      await other.commitBlock(blockCommit(first_block.header, [...waiting, ...from_other]));
+      const after_seal = await store.accountHistory('erin', null, 100);
+      expect(hashes(after_seal)).toEqual(expected);
+      expect(after_seal.every((entry) => entry.sealed)).toBe(true);
+      const last = pending({ from: 'erin', to: 'peer0' });
+      await store.appendPending([plain(last)]);
+      for (const reader of [store, other]) {
+        const newest = await reader.accountHistory('erin', null, 2);
+        expect(hashes(newest)).toEqual([last.tx_hash, expected[0]]);
+        expect(newest.map((entry) => entry.sealed)).toEqual([false, true]);
+      }
+    });
   });
 
   describe('reading blocks and statistics', () => {

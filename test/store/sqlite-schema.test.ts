@@ -87,9 +87,11 @@ describe('SQLite migrations', () => {
       await store.close();
       const upgraded = new Database(file, { readonly: true });
       const indexes = upgraded.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'transactions_by_%' ORDER BY name").pluck().all();
+      const history_indexes = upgraded.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'transactions_%_by_%' ORDER BY name").pluck().all();
       const versions = upgraded.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
       upgraded.close();
-      expect(indexes).toEqual(['transactions_by_block', 'transactions_by_event', 'transactions_by_from', 'transactions_by_to']);
+      expect(indexes).toEqual(['transactions_by_block', 'transactions_by_event']);
+      expect(history_indexes).toEqual(['transactions_sealed_by_from', 'transactions_sealed_by_to']);
       expect(versions).toEqual(MIGRATIONS.map((migration) => migration.version));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -43,6 +43,7 @@ import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storag
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { MIGRATIONS } from './schema.js';
 import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-budget.js';
+import { newestOf, SqlitePendingHistory, type PendingHistoryRow } from './sqlite-pending-history.js';
 import { SqliteWebhookStore } from './sqlite-webhook-store.js';
 import { DEFAULT_WAL_CHECKPOINT_LIMITS, WalCheckpointer, type WalCheckpointLimits, type WalCheckpointStats } from './wal-checkpointer.js';
 import { assert } from '../../domain/errors.js';
@@ -128,6 +129,8 @@ export class SqliteStore implements LedgerStore {
   private wal: Promise<fs.promises.FileHandle> | null;
   private readonly health: StorageHealthReporter | null;
   private readonly failure_budget: SqliteFailureBudget;
+  /** Each account's pending transactions, for its history (the indexes hold sealed ones only). */
+  private readonly pending_history: SqlitePendingHistory;
   /** Null for an in-memory database, or when SQLite checkpoints in the commit. */
   private readonly checkpointer: WalCheckpointer | null;
   /**
@@ -149,6 +152,7 @@ export class SqliteStore implements LedgerStore {
     this.checkpointer = checkpointer;
     this.statements = prepareStatements(db);
     this.failure_budget = new SqliteFailureBudget(db);
+    this.pending_history = new SqlitePendingHistory(db);
     this.wal = wal_path === null ? null : fs.promises.open(wal_path, 'r');
     // Observed here so a failure is not an unhandled rejection; the first append still sees it and fails.
     this.wal?.catch(() => undefined);
@@ -180,15 +184,18 @@ export class SqliteStore implements LedgerStore {
     let results: AppendResult[];
     try {
       const budget = this.failure_budget.begin();
+      const stored: PendingHistoryRow[] = [];
       results = this.db.transaction(() => {
         this.failure_budget.sync();
+        this.pending_history.sync();
         const sequence = { next: this.lastEventSequence() + 1 };
-        const appended = batch.map((item) => this.appendOne(item, sequence, budget));
+        const appended = batch.map((item) => this.appendOne(item, sequence, budget, stored));
         budget.finish();
         this.statements.setEventCounter.run(sequence.next - 1);
         return appended;
       })();
       budget.committed();
+      this.pending_history.stored(stored);
       this.checkpointer?.committed();
     } finally {
       this.db.pragma('synchronous = FULL');
@@ -201,8 +208,8 @@ export class SqliteStore implements LedgerStore {
     return Number(this.statements.eventHead.pluck().get() as bigint);
   }
 
-  /** Stores one item; a stored transaction takes `sequence.next` as the sequence of its accepted event. */
-  private appendOne(item: PendingAppend, sequence: { next: number }, budget: SqliteBudgetPass): AppendResult {
+  /** Stores one item (and adds it to `stored`); a stored transaction takes `sequence.next` as the sequence of its accepted event. */
+  private appendOne(item: PendingAppend, sequence: { next: number }, budget: SqliteBudgetPass, stored: PendingHistoryRow[]): AppendResult {
     const tx = item.transaction;
     if (item.idempotency !== null) {
       const claim = this.statements.claimIdempotency.run(
@@ -215,10 +222,11 @@ export class SqliteStore implements LedgerStore {
     }
     const refused = budget.admit(item);
     if (refused !== null) return refused;
-    this.statements.insertTransaction.run(
+    const inserted = this.statements.insertTransaction.run(
       tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, JSON.stringify(tx.metadata), tx.nonce, tx.timestamp, sequence.next,
       tx.min_receive_units, tx.token_out,
     );
+    stored.push({ seq: Number(inserted.lastInsertRowid), tx_hash: tx.tx_hash, from_id: tx.from, to_id: tx.to });
     sequence.next += 1;
     return { kind: 'stored' };
   }
@@ -243,13 +251,18 @@ export class SqliteStore implements LedgerStore {
 
   async accountHistory(user_id: string, before_seq: number | null, limit: number): Promise<HistoryEntry[]> {
     const before = before_seq ?? SEQ_END;
-    const rows = this.statements.accountHistory.all(user_id, before, user_id, before, limit) as Array<[number, string, number]>;
-    return rows.map(([seq, tx_hash, sealed]) => ({ seq, tx_hash, sealed: sealed === 1 }));
+    this.pending_history.sync();
+    const pending = this.pending_history.page(user_id, before_seq, limit);
+    const rows = this.statements.accountHistory.all(user_id, before, user_id, before, limit) as Array<[number, string]>;
+    return newestOf(pending, rows.map(([seq, tx_hash]) => ({ seq, tx_hash, sealed: true })), limit);
   }
 
   async newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null> {
     const before = before_seq ?? SEQ_END;
-    const newest = this.statements.newestAccountSeq.get(user_id, before, user_id, before) as number;
+    this.pending_history.sync();
+    const pending = this.pending_history.newest(user_id, before_seq);
+    const sealed = this.statements.newestAccountSeq.get(user_id, before, user_id, before) as number;
+    const newest = Math.max(pending ?? 0, sealed);
     return newest === 0 ? null : newest;
   }
 
@@ -330,6 +343,7 @@ export class SqliteStore implements LedgerStore {
       const settle = this.db.transaction(() => this.writeBlock(commit))();
       this.checkpointer?.committed();
       settle();
+      this.pending_history.sealed(commit.outcomes.map((outcome) => outcome.tx_hash));
     });
   }
 
@@ -339,6 +353,7 @@ export class SqliteStore implements LedgerStore {
     assert(commit.outcomes.length === header.transactions_count, 'a block seals exactly the transactions it declares');
     assertPostingsMatch(commit);
     this.failure_budget.sync();
+    this.pending_history.sync();
     const s = this.statements;
     s.insertBlock.run(
       header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root,
@@ -606,20 +621,22 @@ export const SQL = {
   insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = ?`,
-  // One step of each covering index, newest first (0: neither side has one; rows are numbered from 1).
-  newestAccountSeq: `SELECT max(coalesce((SELECT seq FROM transactions WHERE from_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1), 0),
-       coalesce((SELECT seq FROM transactions WHERE to_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1), 0))`,
+  // One step of each sealed side's covering index, newest first (0: neither has one; rows are numbered
+  // from 1). Pending transactions are in memory (sqlite-pending-history.ts).
+  newestAccountSeq: `SELECT max(coalesce((SELECT seq FROM transactions WHERE from_id = ? AND seq < ? AND block_number IS NOT NULL ORDER BY seq DESC LIMIT 1), 0),
+       coalesce((SELECT seq FROM transactions WHERE to_id = ? AND seq < ? AND block_number IS NOT NULL ORDER BY seq DESC LIMIT 1), 0))`,
   // The rowid's B-tree, from its last page.
   newestSeq: 'SELECT max(seq) FROM transactions',
   // A unique-index seek per hash of the JSON array.
   transactionsByHash: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
        WHERE t.tx_hash IN (SELECT value FROM json_each(?))`,
-  // Each side is a range of its covering index read newest first; the compound merges the two in
-  // order (dropping a transaction that is both, a mint to its issuer) and stops after `limit`.
-  accountHistory: `SELECT t.seq, t.tx_hash, t.status <> 'pending' AS sealed FROM (
-         SELECT seq FROM transactions WHERE from_id = ? AND seq < ?
+  // An account's sealed transactions: each side is a range of its covering index read newest first; the
+  // compound merges the two in order (dropping a transaction that is both, a mint to its issuer) and
+  // stops after `limit`. Pending transactions are in memory (sqlite-pending-history.ts).
+  accountHistory: `SELECT t.seq, t.tx_hash FROM (
+         SELECT seq FROM transactions WHERE from_id = ? AND seq < ? AND block_number IS NOT NULL
          UNION
-         SELECT seq FROM transactions WHERE to_id = ? AND seq < ?
+         SELECT seq FROM transactions WHERE to_id = ? AND seq < ? AND block_number IS NOT NULL
          ORDER BY seq DESC LIMIT ?
        ) AS page JOIN transactions t ON t.seq = page.seq ORDER BY page.seq DESC`,
   // Pending transactions have no block: no join.
