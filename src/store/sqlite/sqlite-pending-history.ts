@@ -1,5 +1,6 @@
 /**
- * The pending part of each account's history on SQLite, kept in memory.
+ * The pending part of each account's history on SQLite, kept in memory: the row numbers of each
+ * account's pending transactions, nothing more (a page's hashes are read by row number, a seek each).
  *
  * An account's history is read from two places: sealed transactions from the partial indexes
  * `transactions_sealed_by_from` and `transactions_sealed_by_to`, which a block's commit writes (one
@@ -20,24 +21,25 @@ import { assert } from '../../domain/errors.js';
 import type { HistoryEntry } from '../../service/ledger-store.js';
 
 export const PENDING_HISTORY_SQL = {
-  pendingRows: "SELECT seq, tx_hash, from_id, to_id FROM transactions WHERE status = 'pending' ORDER BY seq",
+  pendingRows: "SELECT seq, from_id, to_id FROM transactions WHERE status = 'pending' ORDER BY seq",
+  blockRows: 'SELECT seq, from_id, to_id FROM transactions WHERE block_number = ?',
   dataVersion: 'PRAGMA data_version',
 } as const;
 
-/** A pending transaction, as an account's history names it. */
-export type PendingHistoryRow = { seq: number; tx_hash: string; from_id: string; to_id: string };
+/** A transaction's row number and the two accounts whose history holds it. */
+export type PendingHistoryRow = { seq: number; from: string; to: string };
 
 export class SqlitePendingHistory {
   private readonly statements: { [name in keyof typeof PENDING_HISTORY_SQL]: Database.Statement };
-  /** Each account's pending transactions, sender's or receiver's, oldest first. */
-  private readonly by_account = new Map<string, PendingHistoryRow[]>();
-  private readonly by_hash = new Map<string, PendingHistoryRow>();
+  /** Each account's pending transactions, sender's or receiver's: row numbers, oldest first. */
+  private readonly by_account = new Map<string, number[]>();
   /** SQLite's data_version when this was last known exact; another connection's commit changes it. */
   private data_version: number;
 
   constructor(db: Database.Database) {
     this.statements = {
-      pendingRows: db.prepare(PENDING_HISTORY_SQL.pendingRows),
+      pendingRows: db.prepare(PENDING_HISTORY_SQL.pendingRows).raw(true),
+      blockRows: db.prepare(PENDING_HISTORY_SQL.blockRows).raw(true),
       dataVersion: db.prepare(PENDING_HISTORY_SQL.dataVersion).pluck(true),
     };
     this.data_version = this.rebuild();
@@ -51,102 +53,111 @@ export class SqlitePendingHistory {
 
   /** Adds transactions this connection has stored; call once their append has committed, in row order. */
   stored(rows: readonly PendingHistoryRow[]): void {
-    for (const row of rows) this.add(row);
+    for (const row of rows) this.add(row.seq, row.from, row.to);
   }
 
   /**
-   * Takes the transactions a block sealed off; call once the block has committed. A block seals the
-   * oldest pending transactions, so what an account loses is the start of its list: cut off without a
-   * look at the rest (a sealer that chose otherwise would cost a pass over the account's list).
+   * What block `number` seals: `sealed` when the commit passed its postings, else read inside the
+   * block's write transaction. Call the returned function once the block has committed, to take them off.
    */
-  sealed(tx_hashes: readonly string[]): void {
-    const gone_by_account = new Map<string, number>();
-    for (const tx_hash of tx_hashes) {
-      const row = this.by_hash.get(tx_hash);
-      // The block's write transaction synced this first, and a block seals only pending rows.
-      assert(row !== undefined, `sealed transaction ${tx_hash} was pending`);
-      this.by_hash.delete(tx_hash);
-      for (const account of accountsOf(row)) gone_by_account.set(account, (gone_by_account.get(account) ?? 0) + 1);
-    }
-    for (const [account, gone] of gone_by_account) {
-      const rows = this.by_account.get(account) as PendingHistoryRow[];
-      const left = leadingGone(rows, gone, this.by_hash) ? rows.slice(gone) : rows.filter((row) => this.by_hash.has(row.tx_hash));
-      if (left.length === 0) this.by_account.delete(account);
-      else this.by_account.set(account, left);
-    }
+  settleBlock(number: number, sealed: readonly PendingHistoryRow[] | null): () => void {
+    const rows = sealed ?? (this.statements.blockRows.all(number) as Array<[number, string, string]>).map(([seq, from, to]) => ({ seq, from, to }));
+    return () => this.remove(rows);
   }
 
-  /** `user_id`'s pending transactions before `before_seq` (null: from the newest), newest first, at most `limit`. */
-  page(user_id: string, before_seq: number | null, limit: number): HistoryEntry[] {
-    const rows = this.by_account.get(user_id);
-    if (rows === undefined) return [];
-    const page: HistoryEntry[] = [];
-    for (let index = rowsBefore(rows, before_seq) - 1; index >= 0 && page.length < limit; index -= 1) {
-      const row = rows[index] as PendingHistoryRow;
-      page.push({ seq: row.seq, tx_hash: row.tx_hash, sealed: false });
-    }
+  /** The row numbers of `user_id`'s pending transactions before `before_seq` (null: from the newest), newest first, at most `limit`. */
+  page(user_id: string, before_seq: number | null, limit: number): number[] {
+    const seqs = this.by_account.get(user_id);
+    if (seqs === undefined) return [];
+    const page: number[] = [];
+    for (let index = countBefore(seqs, before_seq) - 1; index >= 0 && page.length < limit; index -= 1) page.push(seqs[index] as number);
     return page;
   }
 
   /** The row number of `user_id`'s newest pending transaction before `before_seq` (null: none). */
   newest(user_id: string, before_seq: number | null): number | null {
-    const rows = this.by_account.get(user_id);
-    if (rows === undefined) return null;
-    const count = rowsBefore(rows, before_seq);
-    return count === 0 ? null : (rows[count - 1] as PendingHistoryRow).seq;
+    const seqs = this.by_account.get(user_id);
+    if (seqs === undefined) return null;
+    const count = countBefore(seqs, before_seq);
+    return count === 0 ? null : (seqs[count - 1] as number);
   }
 
-  /** How many pending transactions are held (what `PENDING_MAX` bounds). */
-  get size(): number {
-    return this.by_hash.size;
+  private add(seq: number, from: string, to: string): void {
+    this.append(from, seq);
+    // A mint to its issuer is in that account's history once.
+    if (to !== from) this.append(to, seq);
   }
 
-  private add(row: PendingHistoryRow): void {
-    this.by_hash.set(row.tx_hash, row);
-    for (const account of accountsOf(row)) {
-      const rows = this.by_account.get(account);
-      if (rows === undefined) {
-        this.by_account.set(account, [row]);
-        continue;
-      }
-      assert((rows.at(-1) as PendingHistoryRow).seq < row.seq, 'pending transactions are added in row order');
-      rows.push(row);
+  private append(account: string, seq: number): void {
+    const seqs = this.by_account.get(account);
+    if (seqs === undefined) {
+      this.by_account.set(account, [seq]);
+      return;
+    }
+    assert((seqs.at(-1) as number) < seq, 'pending transactions are added in row order');
+    seqs.push(seq);
+  }
+
+  /**
+   * Takes sealed transactions off. A block seals the oldest pending transactions, so what an account
+   * loses is the start of its list: cut off after a check of that start only (a block that sealed
+   * otherwise costs a pass over the account's list).
+   */
+  private remove(rows: readonly PendingHistoryRow[]): void {
+    const gone_by_account = new Map<string, number[]>();
+    const note = (account: string, seq: number) => {
+      const gone = gone_by_account.get(account);
+      if (gone === undefined) gone_by_account.set(account, [seq]);
+      else gone.push(seq);
+    };
+    for (const row of rows) {
+      note(row.from, row.seq);
+      if (row.to !== row.from) note(row.to, row.seq);
+    }
+    for (const [account, gone] of gone_by_account) {
+      const seqs = this.by_account.get(account);
+      // The block's write transaction synced this first, and a block seals only pending rows.
+      assert(seqs !== undefined, `account ${account} had pending transactions`);
+      const left = startsWith(seqs, gone) ? seqs.slice(gone.length) : withoutAll(seqs, gone);
+      assert(left.length === seqs.length - gone.length, `the transactions sealed for ${account} were pending`);
+      if (left.length === 0) this.by_account.delete(account);
+      else this.by_account.set(account, left);
     }
   }
 
   /** Everything from the pending rows; returns the data_version it is exact at. */
   private rebuild(): number {
     this.by_account.clear();
-    this.by_hash.clear();
-    for (const row of this.statements.pendingRows.iterate() as IterableIterator<PendingHistoryRow>) this.add(row);
+    for (const [seq, from, to] of this.statements.pendingRows.iterate() as IterableIterator<[number, string, string]>) this.add(seq, from, to);
     return this.statements.dataVersion.get() as number;
   }
 }
 
-/** The accounts whose history holds `row`: its sender and its receiver, once when they are the same (a mint to its issuer). */
-function accountsOf(row: PendingHistoryRow): readonly string[] {
-  return row.from_id === row.to_id ? [row.from_id] : [row.from_id, row.to_id];
+/** How many of `seqs` (ascending) are below `before_seq` (null: all of them). */
+function countBefore(seqs: readonly number[], before_seq: number | null): number {
+  if (before_seq === null) return seqs.length;
+  let low = 0;
+  let high = seqs.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((seqs[middle] as number) < before_seq) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
-/** Whether the first `count` of `rows` are all gone from `pending`. */
-function leadingGone(rows: readonly PendingHistoryRow[], count: number, pending: ReadonlyMap<string, PendingHistoryRow>): boolean {
-  for (let index = 0; index < count; index += 1) {
-    if (pending.has((rows[index] as PendingHistoryRow).tx_hash)) return false;
+/** Whether `seqs` starts with `prefix`, element for element. */
+function startsWith(seqs: readonly number[], prefix: readonly number[]): boolean {
+  if (prefix.length > seqs.length) return false;
+  for (let index = 0; index < prefix.length; index += 1) {
+    if (seqs[index] !== prefix[index]) return false;
   }
   return true;
 }
 
-/** How many of `rows` (oldest first) come before `before_seq` (null: all of them). */
-function rowsBefore(rows: readonly PendingHistoryRow[], before_seq: number | null): number {
-  if (before_seq === null) return rows.length;
-  let low = 0;
-  let high = rows.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((rows[middle] as PendingHistoryRow).seq < before_seq) low = middle + 1;
-    else high = middle;
-  }
-  return low;
+function withoutAll(seqs: readonly number[], gone: readonly number[]): number[] {
+  const removed = new Set(gone);
+  return seqs.filter((seq) => !removed.has(seq));
 }
 
 /** The newest `limit` of two pages, each newest first, as one page newest first. */

@@ -226,7 +226,7 @@ export class SqliteStore implements LedgerStore {
       tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, JSON.stringify(tx.metadata), tx.nonce, tx.timestamp, sequence.next,
       tx.min_receive_units, tx.token_out,
     );
-    stored.push({ seq: Number(inserted.lastInsertRowid), tx_hash: tx.tx_hash, from_id: tx.from, to_id: tx.to });
+    stored.push({ seq: Number(inserted.lastInsertRowid), from: tx.from, to: tx.to });
     sequence.next += 1;
     return { kind: 'stored' };
   }
@@ -252,7 +252,8 @@ export class SqliteStore implements LedgerStore {
   async accountHistory(user_id: string, before_seq: number | null, limit: number): Promise<HistoryEntry[]> {
     const before = before_seq ?? SEQ_END;
     this.pending_history.sync();
-    const pending = this.pending_history.page(user_id, before_seq, limit);
+    const pending = this.pending_history.page(user_id, before_seq, limit)
+      .map((seq): HistoryEntry => ({ seq, tx_hash: this.statements.hashAtSeq.get(seq) as string, sealed: false }));
     const rows = this.statements.accountHistory.all(user_id, before, user_id, before, limit) as Array<[number, string]>;
     return newestOf(pending, rows.map(([seq, tx_hash]) => ({ seq, tx_hash, sealed: true })), limit);
   }
@@ -343,11 +344,10 @@ export class SqliteStore implements LedgerStore {
       const settle = this.db.transaction(() => this.writeBlock(commit))();
       this.checkpointer?.committed();
       settle();
-      this.pending_history.sealed(commit.outcomes.map((outcome) => outcome.tx_hash));
     });
   }
 
-  /** Writes the block; returns what to do once it has committed (take its debits off the senders' pending totals). */
+  /** Writes the block; returns what to do once it has committed (take its debits off the senders' pending totals, its transactions off the pending history). */
   private writeBlock(commit: BlockCommit): () => void {
     const { header, totals } = commit;
     assert(commit.outcomes.length === header.transactions_count, 'a block seals exactly the transactions it declares');
@@ -365,14 +365,18 @@ export class SqliteStore implements LedgerStore {
     for (const user_id of commit.new_users) s.insertAccount.run(user_id);
     for (const user_id of commit.active_users) s.touchAccount.run(header.timestamp, user_id);
     for (const candle of commit.candles ?? []) s.putCandle.run(...candleRow(candle));
-    const settle = this.failure_budget.settleBlock(header.number, settledByPostings(commit));
+    const settle_budget = this.failure_budget.settleBlock(header.number, settledByPostings(commit));
+    const settle_history = this.pending_history.settleBlock(header.number, commit.postings ?? null);
     this.writeBalanceRoot(commit);
     // The block's events: its outcomes in position order, then its block.sealed.
     const first_sequence = this.lastEventSequence() + 1;
     s.insertBlockEvents.run(header.number, first_sequence);
     s.setEventCounter.run(first_sequence + header.transactions_count);
     this.writeHistory(header);
-    return settle;
+    return () => {
+      settle_budget();
+      settle_history();
+    };
   }
 
   /**
