@@ -155,6 +155,7 @@ function startsWith(seqs: readonly number[], prefix: readonly number[]): boolean
   return true;
 }
 
+/** `seqs` without any of `gone`, in the same order. */
 function withoutAll(seqs: readonly number[], gone: readonly number[]): number[] {
   const removed = new Set(gone);
   return seqs.filter((seq) => !removed.has(seq));
