@@ -6,8 +6,8 @@
  * token): built from the pending rows at open, and changed only when this connection's append or block
  * commits (never before the commit returns, so a rolled-back write leaves it as it was). Another
  * connection writing to the same file (a second handle, another process) changes SQLite's
- * `data_version`, which every write transaction checks first: the totals are then rebuilt from the
- * pending rows inside that transaction, so they are exact whoever wrote. Judging a covered debit then costs one balance
+ * `data_version`, which the store reads first in every write transaction and passes to `sync`: the
+ * totals are then rebuilt from the pending rows inside that transaction, so they are exact whoever wrote. Judging a covered debit then costs one balance
  * look-up and no write: the issue-15 A/B measured the tables this replaced (a read of two running
  * totals and an upsert per sender per append, a read and an upsert per sender per block) at 6–9 % of
  * the submit rate. PostgreSQL keeps the figure in memory too, per instance (postgres-failure-budget.ts).
@@ -26,7 +26,6 @@ export const FAILURE_BUDGET_SQL = {
        ON CONFLICT (subject, window_start_s) DO UPDATE SET charged = excluded.charged`,
   forgetOldWindows: 'DELETE FROM failure_budgets WHERE subject = ? AND window_start_s < ?',
   releaseClaim: 'DELETE FROM idempotency_keys WHERE caller = ? AND key = ? AND tx_hash = ?',
-  dataVersion: 'PRAGMA data_version',
   blockDebits: `SELECT from_id AS "from", token, type, amount AS amount_units FROM transactions WHERE block_number = ? AND type IN (${DEBIT_TYPES_SQL})`,
 } as const;
 
@@ -51,21 +50,23 @@ export class SqliteFailureBudget {
   /** SQLite's data_version when `pending` was last known exact; another connection's commit changes it. */
   private data_version: number;
 
-  constructor(db: Database.Database) {
+  /** `data_version`: SQLite's, read by the store as this is built (the pending rows are read at it). */
+  constructor(db: Database.Database, data_version: number) {
     const entries = Object.entries(FAILURE_BUDGET_SQL).map(([name, sql]) => [name, db.prepare(sql)]);
     this.statements = Object.fromEntries(entries) as Statements;
     this.statements.balance.safeIntegers(true).pluck(true);
     this.statements.pendingDebits.safeIntegers(true);
     this.statements.blockDebits.safeIntegers(true);
     this.statements.charged.pluck(true);
-    this.statements.dataVersion.pluck(true);
-    this.data_version = this.rebuild();
+    this.rebuild();
+    this.data_version = data_version;
   }
 
-  /** First thing in every write transaction that appends or seals: rebuilds the totals if another connection wrote since. */
-  sync(): void {
-    const version = this.statements.dataVersion.get() as number;
-    if (version !== this.data_version) this.data_version = this.rebuild();
+  /** First thing in every write transaction that appends or seals, with SQLite's data_version read in it: rebuilds the totals if another connection wrote since. */
+  sync(data_version: number): void {
+    if (data_version === this.data_version) return;
+    this.rebuild();
+    this.data_version = data_version;
   }
 
   /** Call inside the append's write transaction, after `sync`. */
@@ -109,13 +110,12 @@ export class SqliteFailureBudget {
     return () => this.pending.addAll(changes);
   }
 
-  /** The pending totals from the pending rows; returns the data_version they are exact at. */
-  private rebuild(): number {
+  /** The pending totals from the pending rows. */
+  private rebuild(): void {
     this.pending.clear();
     for (const row of this.statements.pendingDebits.iterate() as IterableIterator<DebitRow>) {
       this.pending.add(row.from, row.token, row.amount_units);
     }
-    return this.statements.dataVersion.get() as number;
   }
 }
 

@@ -12,8 +12,8 @@
  * Kept as the failure budget keeps its pending debits (sqlite-failure-budget.ts): built from the pending
  * rows at open, changed only after this connection's append or block has committed (so a rolled-back
  * write leaves it as it was, and a reader on the event loop never sees a row in both places or in
- * neither), and rebuilt when another connection has written to the file (SQLite's `data_version`, checked
- * before each read and in each write transaction). How much it holds is what is pending, which
+ * neither), and rebuilt when another connection has written to the file (SQLite's `data_version`, which the
+ * store reads before each history read and in each write transaction, once for this and the failure budget). How much it holds is what is pending, which
  * `PENDING_MAX` bounds.
  */
 import type Database from 'better-sqlite3';
@@ -23,7 +23,6 @@ import type { HistoryEntry } from '../../service/ledger-store.js';
 export const PENDING_HISTORY_SQL = {
   pendingRows: "SELECT seq, from_id, to_id FROM transactions WHERE status = 'pending' ORDER BY seq",
   blockRows: 'SELECT seq, from_id, to_id FROM transactions WHERE block_number = ?',
-  dataVersion: 'PRAGMA data_version',
 } as const;
 
 /** A transaction's row number and the two accounts whose history holds it. */
@@ -36,19 +35,21 @@ export class SqlitePendingHistory {
   /** SQLite's data_version when this was last known exact; another connection's commit changes it. */
   private data_version: number;
 
-  constructor(db: Database.Database) {
+  /** `data_version`: SQLite's, read by the store as this is built (the pending rows are read at it). */
+  constructor(db: Database.Database, data_version: number) {
     this.statements = {
       pendingRows: db.prepare(PENDING_HISTORY_SQL.pendingRows).raw(true),
       blockRows: db.prepare(PENDING_HISTORY_SQL.blockRows).raw(true),
-      dataVersion: db.prepare(PENDING_HISTORY_SQL.dataVersion).pluck(true),
     };
-    this.data_version = this.rebuild();
+    this.rebuild();
+    this.data_version = data_version;
   }
 
-  /** Before a read, and first thing in a write transaction that appends or seals: rebuilds if another connection wrote since. */
-  sync(): void {
-    const version = this.statements.dataVersion.get() as number;
-    if (version !== this.data_version) this.data_version = this.rebuild();
+  /** Before a read, and first thing in a write transaction that appends or seals, with SQLite's data_version read then: rebuilds if another connection wrote since. */
+  sync(data_version: number): void {
+    if (data_version === this.data_version) return;
+    this.rebuild();
+    this.data_version = data_version;
   }
 
   /** Adds transactions this connection has stored; call once their append has committed, in row order. */
@@ -125,11 +126,10 @@ export class SqlitePendingHistory {
     }
   }
 
-  /** Everything from the pending rows; returns the data_version it is exact at. */
-  private rebuild(): number {
+  /** Everything from the pending rows. */
+  private rebuild(): void {
     this.by_account.clear();
     for (const [seq, from, to] of this.statements.pendingRows.iterate() as IterableIterator<[number, string, string]>) this.add(seq, from, to);
-    return this.statements.dataVersion.get() as number;
   }
 }
 

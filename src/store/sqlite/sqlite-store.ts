@@ -151,8 +151,9 @@ export class SqliteStore implements LedgerStore {
     this.health = health;
     this.checkpointer = checkpointer;
     this.statements = prepareStatements(db);
-    this.failure_budget = new SqliteFailureBudget(db);
-    this.pending_history = new SqlitePendingHistory(db);
+    const data_version = this.dataVersion();
+    this.failure_budget = new SqliteFailureBudget(db, data_version);
+    this.pending_history = new SqlitePendingHistory(db, data_version);
     this.wal = wal_path === null ? null : fs.promises.open(wal_path, 'r');
     // Observed here so a failure is not an unhandled rejection; the first append still sees it and fails.
     this.wal?.catch(() => undefined);
@@ -186,8 +187,7 @@ export class SqliteStore implements LedgerStore {
       const budget = this.failure_budget.begin();
       const stored: PendingHistoryRow[] = [];
       results = this.db.transaction(() => {
-        this.failure_budget.sync();
-        this.pending_history.sync();
+        this.syncWithOtherWriters();
         const sequence = { next: this.lastEventSequence() + 1 };
         const appended = batch.map((item) => this.appendOne(item, sequence, budget, stored));
         budget.finish();
@@ -202,6 +202,18 @@ export class SqliteStore implements LedgerStore {
     }
     if (this.wal !== null) await (await this.wal).sync();
     return results;
+  }
+
+  /** SQLite's data_version: another connection's commit to the file changes it (this connection's do not). */
+  private dataVersion(): number {
+    return this.statements.dataVersion.get() as number;
+  }
+
+  /** First thing in a write transaction that appends or seals: what is kept in memory of the pending rows, rebuilt if another connection wrote since. */
+  private syncWithOtherWriters(): void {
+    const data_version = this.dataVersion();
+    this.failure_budget.sync(data_version);
+    this.pending_history.sync(data_version);
   }
 
   private lastEventSequence(): number {
@@ -251,7 +263,7 @@ export class SqliteStore implements LedgerStore {
 
   async accountHistory(user_id: string, before_seq: number | null, limit: number): Promise<HistoryEntry[]> {
     const before = before_seq ?? SEQ_END;
-    this.pending_history.sync();
+    this.pending_history.sync(this.dataVersion());
     const pending = this.pending_history.page(user_id, before_seq, limit)
       .map((seq): HistoryEntry => ({ seq, tx_hash: this.statements.hashAtSeq.get(seq) as string, sealed: false }));
     const rows = this.statements.accountHistory.all(user_id, before, user_id, before, limit) as Array<[number, string]>;
@@ -260,7 +272,7 @@ export class SqliteStore implements LedgerStore {
 
   async newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null> {
     const before = before_seq ?? SEQ_END;
-    this.pending_history.sync();
+    this.pending_history.sync(this.dataVersion());
     const pending = this.pending_history.newest(user_id, before_seq);
     const sealed = this.statements.newestAccountSeq.get(user_id, before, user_id, before) as number;
     const newest = Math.max(pending ?? 0, sealed);
@@ -352,8 +364,7 @@ export class SqliteStore implements LedgerStore {
     const { header, totals } = commit;
     assert(commit.outcomes.length === header.transactions_count, 'a block seals exactly the transactions it declares');
     assertPostingsMatch(commit);
-    this.failure_budget.sync();
-    this.pending_history.sync();
+    this.syncWithOtherWriters();
     const s = this.statements;
     s.insertBlock.run(
       header.number, header.hash, header.parent_hash, header.timestamp, header.transactions_count, header.transactions_root,
@@ -705,6 +716,7 @@ export const SQL = {
   candles: `SELECT * FROM (SELECT interval, start, open, high, low, close, volume_usd FROM price_candles
        WHERE interval = ? ORDER BY start DESC LIMIT ?) ORDER BY start`,
   ping: 'SELECT 1',
+  dataVersion: 'PRAGMA data_version',
 } as const;
 
 function prepareStatements(db: Database.Database) {
@@ -760,6 +772,7 @@ function prepareStatements(db: Database.Database) {
     allBalances: db.prepare(SQL.allBalances).safeIntegers(true),
     balancesTouchedSince: db.prepare(SQL.balancesTouchedSince).safeIntegers(true),
     ping: db.prepare(SQL.ping),
+    dataVersion: db.prepare(SQL.dataVersion).pluck(true),
     putCandle: db.prepare(SQL.putCandle),
     candleAt: db.prepare(SQL.candleAt),
     candles: db.prepare(SQL.candles),
