@@ -6,7 +6,7 @@
  * with the arena's live nodes and the process's peak RSS (what many blocks of churn cost in memory).
  */
 import { readFileSync } from 'node:fs';
-import { balanceKey, type BalanceEntry } from '../src/domain/balance-commitment.js';
+import { balanceKey, type BalanceEntry } from '../src/domain/shared/balance-commitment.js';
 import { BalanceTree } from '../src/domain/balance-tree.js';
 import { sha256 } from '../src/domain/hashing.js';
 

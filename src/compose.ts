@@ -14,7 +14,7 @@ import { PendingBacklog } from './backpressure/pending-backlog.js';
 import { readOrCreateDevSecret, devSecretPath } from './auth/dev-secret.js';
 import { createDevTokenSigner } from './auth/dev-token-signer.js';
 import { createTokenVerifier } from './auth/token-verifier.js';
-import { TokenRegistry } from './domain/tokens.js';
+import { TokenRegistry } from './domain/shared/tokens.js';
 import { CheckpointBuilder, type CheckpointExtensionProvider } from './checkpoints/checkpoint-builder.js';
 import { devCheckpointKeyPath, readOrCreateDevCheckpointKey } from './checkpoints/checkpoint-key.js';
 import { fillHistory } from './service/history-writer.js';

@@ -4,10 +4,10 @@
  */
 import net from 'node:net';
 import path from 'node:path';
-import { parseAmount } from './domain/amount.js';
+import { parseAmount } from './domain/shared/amount.js';
 import { PENDING_MAX_DEFAULT, PENDING_MAX_LIMIT } from './backpressure/pending-backlog.js';
 import { FAILURE_BUDGET_PER_HOUR_DEFAULT, FAILURE_BUDGET_PER_HOUR_MAX } from './failure-budget/failure-budget-policy.js';
-import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/tokens.js';
+import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/shared/tokens.js';
 import { POOL_FEE_BPS_DEFAULT, POOL_FEE_BPS_MAX } from './market/pool.js';
 import { READ_CACHE_DEFAULT_BYTES, READ_CACHE_LIMIT_BYTES } from './read-cache/sealed-record-cache.js';
 import { HEAP_GROWING_PERCENT_DEFAULT, HEAP_GROWING_PERCENT_MAX } from './runtime/heap-growth.js';

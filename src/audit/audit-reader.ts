@@ -4,7 +4,7 @@
  * Every read is paged and ordered, so the audit's memory is bounded by a page (and the balances it
  * replays), never by the length of the chain. All reads of one reader see one snapshot of the database.
  */
-import type { HistoryNode } from '../domain/history-tree.js';
+import type { HistoryNode } from '../domain/shared/history-tree.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../service/ledger-store.js';
 
@@ -39,7 +39,7 @@ export interface AuditReader {
   balanceRoots(from_number: number, to_number: number): Promise<Map<number, string>>;
   /** Up to `limit` stored accounts with user id after `after` (null: from the first), in user id order. */
   accounts(after: string | null, limit: number): Promise<StoredAccount[]>;
-  /** Stored history-tree nodes of `level` with index from_index..to_index (src/domain/history-tree.ts). */
+  /** Stored history-tree nodes of `level` with index from_index..to_index (src/domain/shared/history-tree.ts). */
   historyNodes(level: number, from_index: number, to_index: number): Promise<HistoryNode[]>;
   close(): Promise<void>;
 }

@@ -1,23 +1,23 @@
 /**
  * The chain replayed from genesis, one stored block at a time: every transaction hash recomputed from
  * its record, the block's root, hash and parent link checked by the domain's chain rules
- * (domain/chain-verification.ts, the same code the SDK's `verifyChain` runs), every transaction applied
+ * (domain/shared/chain-verification.ts, the same code the SDK's `verifyChain` runs), every transaction applied
  * to the balance book (domain/balance-book.ts) in position order and its stored outcome compared, and the
  * block's stored running totals compared with the ones the replay arrives at. Pure and synchronous:
  * the caller reads, this decides. Each check returns the first discrepancy, or null.
  */
 import type { BlockHeader } from '../domain/block.js';
-import { blockCheckSteps, type CheckCode } from '../domain/chain-verification.js';
-import { InvariantViolation } from '../domain/errors.js';
-import { runHashSteps } from '../domain/hash-steps.js';
+import { blockCheckSteps, type CheckCode } from '../domain/shared/chain-verification.js';
+import { InvariantViolation } from '../domain/shared/errors.js';
+import { runHashSteps } from '../domain/shared/hash-steps.js';
 import { sha256, transactionHash } from '../domain/hashing.js';
-import { formatUnits } from '../domain/amount.js';
+import { formatUnits } from '../domain/shared/amount.js';
 import { BalanceBook, type MarketTerms, type Outcome } from '../domain/balance-book.js';
 import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
-import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/tokens.js';
+import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/shared/tokens.js';
 import { candleKeys, foldBlock, type Candle } from '../market/candles.js';
 import { POOL_FEE_BPS_DEFAULT, poolPriceUnits, priceTextToUnits, swapVolumeUsdMicros } from '../market/pool.js';
-import { balanceKey } from '../domain/balance-commitment.js';
+import { balanceKey } from '../domain/shared/balance-commitment.js';
 import { BalanceTree, balanceRootHex } from '../domain/balance-tree.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { ChainTotals, StoredBlockHeader } from '../service/ledger-store.js';
@@ -58,7 +58,7 @@ export class ChainReplay {
   readonly candles = new Map<string, Candle>();
   private readonly market: MarketTerms;
   private readonly fallback_price_units: bigint;
-  /** The balance commitment of the replayed state (src/domain/balance-commitment.ts). */
+  /** The balance commitment of the replayed state (src/domain/shared/balance-commitment.ts). */
   private balance_tree = BalanceTree.empty(sha256);
   /** Blocks whose stored balance root the replay recomputed and compared. */
   balance_roots_checked = 0;
@@ -120,7 +120,7 @@ export class ChainReplay {
     return null;
   }
 
-  /** The block's list, count, root, link to its parent, and hash (domain/chain-verification.ts). */
+  /** The block's list, count, root, link to its parent, and hash (domain/shared/chain-verification.ts). */
   private checkChainRules(header: BlockHeader, transactions: readonly Transaction[]): Discrepancy | null {
     const block = { ...header, transactions: transactions.map((tx) => tx.tx_hash) };
     const result = runHashSteps(blockCheckSteps(block, this.parent), sha256);

@@ -3,10 +3,10 @@
  * hashes (keeping only the open left siblings, O(log n)) and compares each with the stored one, a
  * page of blocks at a time. A ledger whose tree was never built (older than it, not started since) is skipped.
  */
-import { runHashSteps } from '../domain/hash-steps.js';
+import { runHashSteps } from '../domain/shared/hash-steps.js';
 import { sha256 } from '../domain/hashing.js';
-import { bytesToHex, hexToBytes } from '../domain/hex.js';
-import { appendSiblings, appendSteps, nodeKeyId, type HistoryNode } from '../domain/history-tree.js';
+import { bytesToHex, hexToBytes } from '../domain/shared/hex.js';
+import { appendSiblings, appendSteps, nodeKeyId, type HistoryNode } from '../domain/shared/history-tree.js';
 import type { StoredBlockHeader } from '../service/ledger-store.js';
 import type { AuditReader } from './audit-reader.js';
 import { discrepancy, type Discrepancy } from './chain-replay.js';

@@ -6,7 +6,7 @@
  * at the first discrepancy. Each block's stored balance root is recomputed from the replayed balances. Memory: two pages of rows (one replayed, the next being read) plus the
  * replayed balances and accounts.
  */
-import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/tokens.js';
+import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/shared/tokens.js';
 import { POOL_FEE_BPS_DEFAULT } from '../market/pool.js';
 import { transactionHash } from '../domain/hashing.js';
 import { balanceKey } from '../domain/balance-book.js';

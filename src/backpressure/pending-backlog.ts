@@ -17,7 +17,7 @@
  * index after every block. A count that reached that cap says only "full": sealed blocks do not lower
  * it, the next count does.
  */
-import { OverloadedError } from '../domain/errors.js';
+import { OverloadedError } from '../domain/shared/errors.js';
 
 /** Reads in one refresh when blocks keep being sealed during each (the timer's next refresh follows anyway). */
 const REFRESH_READS_MAX = 4;

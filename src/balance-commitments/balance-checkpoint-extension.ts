@@ -4,8 +4,8 @@
  * before balance commitments has no root, and its checkpoint no line. Every instance answers the same
  * line for a size: the root is read from the store.
  */
-import { base64Encode } from '../domain/checkpoint.js';
-import { hexToBytes } from '../domain/hex.js';
+import { base64Encode } from '../domain/shared/checkpoint.js';
+import { hexToBytes } from '../domain/shared/hex.js';
 import type { LedgerStore } from '../service/ledger-store.js';
 
 /** The extension line's keyword; the SDK reads it back with `noteBalanceRoot`. */

@@ -11,7 +11,7 @@
  * `await` that may have replaced (and released) it.
  */
 import type { Logger } from 'pino';
-import { balanceEntryJson, balanceKey, type BalanceEntry, type BalanceProofJson } from '../domain/balance-commitment.js';
+import { balanceEntryJson, balanceKey, type BalanceEntry, type BalanceProofJson } from '../domain/shared/balance-commitment.js';
 import { BalanceTree, balanceRootHex, type BalanceTreeMemory } from '../domain/balance-tree.js';
 import { sha256 } from '../domain/hashing.js';
 import type { BalanceCommitment, PreparedBalanceRoot } from '../service/balance-commitment.js';

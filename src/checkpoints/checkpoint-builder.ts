@@ -4,8 +4,8 @@
  * a note comes from the stored chain, so instances sharing a database and a key sign identical notes.
  */
 import { sign } from 'node:crypto';
-import { base64Encode, blockExtension, checkpointNoteText, checkpointOrigin, CHECKPOINT_SIGNATURE_ALGORITHM, type SignedCheckpoint } from '../domain/checkpoint.js';
-import { hexToBytes } from '../domain/hex.js';
+import { base64Encode, blockExtension, checkpointNoteText, checkpointOrigin, CHECKPOINT_SIGNATURE_ALGORITHM, type SignedCheckpoint } from '../domain/shared/checkpoint.js';
+import { hexToBytes } from '../domain/shared/hex.js';
 import type { HistoryService } from '../service/history-service.js';
 import type { LedgerStore } from '../service/ledger-store.js';
 import type { CheckpointKey } from './checkpoint-key.js';

@@ -2,9 +2,9 @@
 import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runHashSteps } from '../domain/hash-steps.js';
+import { runHashSteps } from '../domain/shared/hash-steps.js';
 import { sha256 } from '../domain/hashing.js';
-import { keyIdSteps } from '../domain/checkpoint.js';
+import { keyIdSteps } from '../domain/shared/checkpoint.js';
 
 export const DEV_CHECKPOINT_KEY_FILE = 'dev-checkpoint-key';
 /** DER prefix of a PKCS#8 Ed25519 private key, followed by the 32-byte seed (RFC 8410). */

@@ -7,10 +7,10 @@
  * failed check is reported, for `verify` and `tabula audit` alike.
  */
 import { LightClient, VerificationError, type BlockHeader, type SignedCheckpoint, type TabulaClient } from '@tabula/client';
-import { hexToBytes } from '../domain/hex.js';
+import { hexToBytes } from '../domain/shared/hex.js';
 import { sha256 } from '../domain/hashing.js';
-import { toHashHex } from '../domain/hex.js';
-import { merkleRoot } from '../domain/merkle.js';
+import { toHashHex } from '../domain/shared/hex.js';
+import { merkleRoot } from '../domain/shared/merkle.js';
 import type { Context } from './commands.js';
 import { UsageError } from './cli-config.js';
 import { print, type Output } from './output.js';

@@ -4,8 +4,8 @@
  * which is what lets anyone replay the chain and check every `confirmed` and `failed`. A block's
  * supply check (`supplyOf`, `assertSupplyConserved`) lives here too, beside the rules it checks.
  */
-import { UNITS_MAX } from './amount.js';
-import { assert } from './errors.js';
+import { UNITS_MAX } from './shared/amount.js';
+import { assert } from './shared/errors.js';
 import { assertSwapKeepsInvariants, swapAmountOut } from '../market/pool.js';
 import { POOL_ACCOUNT } from './system-accounts.js';
 import type { FailureCode, TransactionType } from './transaction.js';

@@ -1,5 +1,5 @@
 /**
- * The balance tree (the sparse Merkle tree of src/domain/balance-commitment.ts) held in memory, in
+ * The balance tree (the sparse Merkle tree of src/domain/shared/balance-commitment.ts) held in memory, in
  * flat typed arrays rather than one object and one buffer per node.
  *
  * Why: the tree is persistent (an update shares every untouched node with the tree it came from, so a
@@ -17,8 +17,8 @@
  */
 import {
   BALANCE_PROOF_SIBLINGS_MAX, BALANCE_UNITS_MAX, EMPTY_BALANCE_ROOT, balanceLeafInput, balanceNodeInput, compareKeys, keyBit, type BalanceEntry, type BalancePath,
-} from './balance-commitment.js';
-import type { SyncHashFunction } from './hash-steps.js';
+} from './shared/balance-commitment.js';
+import type { SyncHashFunction } from './shared/hash-steps.js';
 
 const HASH_BYTES = 32;
 /** No node: an empty subtree. */

@@ -1,8 +1,8 @@
-import { assert } from './errors.js';
-import { blockCheckSteps, type BlockHeaderRecord } from './chain-verification.js';
-import { runHashSteps } from './hash-steps.js';
+import { assert } from './shared/errors.js';
+import { blockCheckSteps, type BlockHeaderRecord } from './shared/chain-verification.js';
+import { runHashSteps } from './shared/hash-steps.js';
 import { blockHash, sha256, transactionsRoot } from './hashing.js';
-import { ZERO_HASH } from './hex.js';
+import { ZERO_HASH } from './shared/hex.js';
 
 /** A block's header: the fields its hash commits to, plus its hash (one definition, shared with the SDK). */
 export type BlockHeader = BlockHeaderRecord;

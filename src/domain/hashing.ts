@@ -5,13 +5,13 @@
  * hash and the transactions root), each held to the shared one by a property test.
  */
 import { hash } from 'node:crypto';
-import { blockHashSteps, transactionsRootSteps } from './chain-verification.js';
-import { transactionCanonicalText, type BlockPreimage, type TransactionPreimage } from './encoding.js';
+import { blockHashSteps, transactionsRootSteps } from './shared/chain-verification.js';
+import { transactionCanonicalText, type BlockPreimage, type TransactionPreimage } from './shared/encoding.js';
 import type { Transaction, TransactionType } from './transaction.js';
-import { runHashSteps } from './hash-steps.js';
-import { hexToBytes, toHashHex } from './hex.js';
-import { inclusionProof, LEAF_PREFIX, NODE_PREFIX } from './merkle.js';
-import { assert } from './errors.js';
+import { runHashSteps } from './shared/hash-steps.js';
+import { hexToBytes, toHashHex } from './shared/hex.js';
+import { inclusionProof, LEAF_PREFIX, NODE_PREFIX } from './shared/merkle.js';
+import { assert } from './shared/errors.js';
 
 /** One-shot `crypto.hash`: about twice as fast as createHash() for the small inputs of Merkle trees. */
 export function sha256(bytes: Uint8Array): Uint8Array {
@@ -37,7 +37,7 @@ const HASH_BYTES = 32;
 /**
  * RFC 6962 root over the block's transaction hashes (32-byte leaves, block order): the sealer's form of
  * `transactionsRootSteps` (chain-verification.ts, which the verifier, the SDK and the audit run), held
- * to it by a property test (test/domain/encoding.test.ts). It builds the tree in one buffer, level by
+ * to it by a property test (test/domain/shared/encoding.test.ts). It builds the tree in one buffer, level by
  * level in place, and allocates only each digest's string; the shared generator allocates each leaf's
  * bytes, each preimage, each digest's Buffer and each level's arrays, which cost a 100,000-transaction
  * block more than its hashes did (docs/performance.md, "The sealer's Merkle tree in one buffer").

@@ -1,8 +1,8 @@
-import { NUMBER_SIGNIFICANT_DIGITS_MAX, parseAmount, significantDigits } from './amount.js';
-import type { JsonValue } from './canonical-json.js';
-import { canonicalJson, isWellFormed } from './canonical-json.js';
-import { InvalidRequestError } from './errors.js';
-import type { Token, TokenRegistry } from './tokens.js';
+import { NUMBER_SIGNIFICANT_DIGITS_MAX, parseAmount, significantDigits } from './shared/amount.js';
+import type { JsonValue } from './shared/canonical-json.js';
+import { canonicalJson, isWellFormed } from './shared/canonical-json.js';
+import { InvalidRequestError } from './shared/errors.js';
+import type { Token, TokenRegistry } from './shared/tokens.js';
 import { isSystemAccount } from './system-accounts.js';
 import { parseUserId } from './user-id.js';
 

@@ -4,7 +4,7 @@
  * whitespace, control characters, lone surrogates or invisible format characters (bidi controls such
  * as U+202E, zero-width characters: `\p{Cf}`), so that no id can display as another.
  */
-import { InvalidRequestError } from './errors.js';
+import { InvalidRequestError } from './shared/errors.js';
 
 export const USER_ID_LENGTH_MAX = 128;
 const FORBIDDEN = /[\s\p{Cc}\p{Cs}\p{Cf}]/u;

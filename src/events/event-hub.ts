@@ -13,8 +13,8 @@
  * time under batch submissions (issue 10's profiles).
  */
 import type { Logger } from 'pino';
-import { GoneError } from '../domain/errors.js';
-import type { TokenRegistry } from '../domain/tokens.js';
+import { GoneError } from '../domain/shared/errors.js';
+import type { TokenRegistry } from '../domain/shared/tokens.js';
 import { unixSeconds, type Clock } from '../service/clock.js';
 import { EVENT_READ_LIMIT_MAX, type LedgerStore } from '../service/ledger-store.js';
 import { encodeEvent, type EncodedEvent, type EventFeed } from './event.js';

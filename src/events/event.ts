@@ -9,7 +9,7 @@
  * `block.sealed`, so `block.sealed` closes its block.
  */
 import type { Transaction } from '../domain/transaction.js';
-import type { TokenRegistry } from '../domain/tokens.js';
+import type { TokenRegistry } from '../domain/shared/tokens.js';
 import type { StoredEvent } from '../service/ledger-store.js';
 import { stringifyExact } from '../http/exact-json.js';
 import { blockHeaderView, transactionView } from '../http/views.js';

@@ -10,7 +10,7 @@
  *   row in the same transaction, so "the counter still reads the sequence I am exact at" proves that
  *   nobody else has written since (postgres-failure-budget.ts).
  */
-import { assert } from '../domain/errors.js';
+import { assert } from '../domain/shared/errors.js';
 import { isSystemAccount } from '../domain/system-accounts.js';
 import { AccountTokenMap } from './account-token-map.js';
 import type { DebitSum } from './failure-budget-policy.js';

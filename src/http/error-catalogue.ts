@@ -2,7 +2,7 @@
  * The one catalogue of error codes the API can answer with (Fastify `lib/errors.js` style). Every
  * problem+json body's `code` comes from here, and a test checks that docs/api.md lists each of them.
  */
-import type { ErrorCode } from '../domain/error-codes.js';
+import type { ErrorCode } from '../domain/shared/error-codes.js';
 
 export type { ErrorCode };
 export type ErrorEntry = { status: number; description: string };

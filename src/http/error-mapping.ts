@@ -2,7 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { BudgetExceededError, ConflictError, ForbiddenError, GoneError, InvalidRequestError, NotFoundError, OverloadedError, type FieldError } from '../domain/errors.js';
+import { BudgetExceededError, ConflictError, ForbiddenError, GoneError, InvalidRequestError, NotFoundError, OverloadedError, type FieldError } from '../domain/shared/errors.js';
 import { AuthError } from '../auth/auth-error.js';
 import { ERROR_CATALOGUE, isErrorCode, type ErrorCode } from './error-catalogue.js';
 import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from './problem.js';

@@ -1,5 +1,5 @@
 /** Path and query parameters: parsed here so that a bad one gets its own 400 code. */
-import { isHash } from '../domain/hex.js';
+import { isHash } from '../domain/shared/hex.js';
 import { BLOCK_PAGE_LIMIT_MAX, HISTORY_PAGE_LIMIT_MAX } from '../service/ledger-service.js';
 import { HttpProblem } from './problem.js';
 

@@ -1,6 +1,6 @@
 /** RFC 9457 problem details: the body of every error response. */
 import { STATUS_CODES } from 'node:http';
-import type { FieldError } from '../domain/errors.js';
+import type { FieldError } from '../domain/shared/errors.js';
 import { ERROR_CATALOGUE, type ErrorCode } from './error-catalogue.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { matchesIfNoneMatch, type CachedAnswer, type SealedRecordCache } from '../read-cache/sealed-record-cache.js';
-import { assert } from '../domain/errors.js';
+import { assert } from '../domain/shared/errors.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { HistoryEntry } from '../service/ledger-store.js';
 import type { AccountHistoryPage } from '../service/ledger-service.js';

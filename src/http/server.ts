@@ -7,7 +7,7 @@ import Fastify, { LogController, type FastifyReply, type FastifyRequest } from '
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { DevTokenSigner } from '../auth/dev-token-signer.js';
-import type { TokenRegistry } from '../domain/tokens.js';
+import type { TokenRegistry } from '../domain/shared/tokens.js';
 import type { EventFeed } from '../events/event.js';
 import type { LedgerMetrics } from '../metrics/ledger-metrics.js';
 import type { Clock } from '../service/clock.js';

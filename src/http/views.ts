@@ -1,6 +1,6 @@
 /** Domain records → JSON bodies; amounts become exact decimal numbers here and nowhere else. */
-import { formatUnits } from '../domain/amount.js';
-import { PRICE_DECIMALS, formatUsdMicros, type TokenRegistry } from '../domain/tokens.js';
+import { formatUnits } from '../domain/shared/amount.js';
+import { PRICE_DECIMALS, formatUsdMicros, type TokenRegistry } from '../domain/shared/tokens.js';
 import type { Block, BlockHeader } from '../domain/block.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { Candle, CandleInterval } from '../market/candles.js';

@@ -9,7 +9,7 @@
  * (src/http/sealed-answers.ts).
  */
 import { hash } from 'node:crypto';
-import { assert } from '../domain/errors.js';
+import { assert } from '../domain/shared/errors.js';
 
 export type CachedAnswer = { readonly body: string; readonly etag: string };
 

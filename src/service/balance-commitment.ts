@@ -2,7 +2,7 @@
  * What the service needs of the balance commitment (implemented in src/balance-commitments/): the
  * root after a block before the producer writes it, and proofs of balances against the newest root.
  */
-import type { BalanceProofJson } from '../domain/balance-commitment.js';
+import type { BalanceProofJson } from '../domain/shared/balance-commitment.js';
 import type { BalanceChange } from './ledger-store.js';
 
 /** The root a block's balance changes lead to; `written` is called once the block is committed. */

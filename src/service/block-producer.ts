@@ -8,11 +8,11 @@
  */
 import type { Logger } from 'pino';
 import { buildBlock, genesisBlock } from '../domain/block.js';
-import { assert, InvariantViolation, StorageUnavailableError } from '../domain/errors.js';
-import { formatUnits } from '../domain/amount.js';
+import { assert, InvariantViolation, StorageUnavailableError } from '../domain/shared/errors.js';
+import { formatUnits } from '../domain/shared/amount.js';
 import { assertSupplyConserved, BalanceBook, balanceKey, supplyDelta, supplyOf, type MarketTerms } from '../domain/balance-book.js';
 import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
-import { PRICE_DECIMALS } from '../domain/tokens.js';
+import { PRICE_DECIMALS } from '../domain/shared/tokens.js';
 import { candleKeys, foldBlock } from '../market/candles.js';
 import { POOL_FEE_BPS_DEFAULT, priceOrFallback, priceTextToUnits, swapVolumeUsdMicros } from '../market/pool.js';
 import type { BalanceCommitment } from './balance-commitment.js';

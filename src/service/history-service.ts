@@ -1,12 +1,12 @@
 /**
- * Proofs over the history tree (src/domain/history-tree.ts): history roots, block inclusion and
+ * Proofs over the history tree (src/domain/shared/history-tree.ts): history roots, block inclusion and
  * consistency between two sizes, each from the O(log n) stored nodes it needs, read in one query.
  */
-import { InvalidRequestError, NotFoundError } from '../domain/errors.js';
-import { runHashSteps } from '../domain/hash-steps.js';
+import { InvalidRequestError, NotFoundError } from '../domain/shared/errors.js';
+import { runHashSteps } from '../domain/shared/hash-steps.js';
 import { sha256 } from '../domain/hashing.js';
-import { toHashHex } from '../domain/hex.js';
-import { compositesSteps, consistencyPlan, inclusionPlan, nodeKeyId, nodesNeeded, rootPlan, type Composite } from '../domain/history-tree.js';
+import { toHashHex } from '../domain/shared/hex.js';
+import { compositesSteps, consistencyPlan, inclusionPlan, nodeKeyId, nodesNeeded, rootPlan, type Composite } from '../domain/shared/history-tree.js';
 import type { BlockHeader } from '../domain/block.js';
 import type { LedgerStore } from './ledger-store.js';
 

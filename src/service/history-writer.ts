@@ -1,13 +1,13 @@
 /**
- * Keeps the history tree (src/domain/history-tree.ts) up to date: which stored nodes appending a block
+ * Keeps the history tree (src/domain/shared/history-tree.ts) up to date: which stored nodes appending a block
  * reads and which it writes (the stores run this inside the block's own transaction, in one call), and
  * filling in, at start, the tree of a ledger whose blocks predate it.
  */
-import { runHashSteps } from '../domain/hash-steps.js';
+import { runHashSteps } from '../domain/shared/hash-steps.js';
 import { sha256 } from '../domain/hashing.js';
-import { hexToBytes } from '../domain/hex.js';
-import { appendSiblings, appendSteps, nodeKeyId, type HistoryNode, type NodeKey } from '../domain/history-tree.js';
-import { assert } from '../domain/errors.js';
+import { hexToBytes } from '../domain/shared/hex.js';
+import { appendSiblings, appendSteps, nodeKeyId, type HistoryNode, type NodeKey } from '../domain/shared/history-tree.js';
+import { assert } from '../domain/shared/errors.js';
 import type { LedgerStore } from './ledger-store.js';
 
 export type HistoryLeaf = { number: number; hash: string };

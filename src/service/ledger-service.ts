@@ -3,17 +3,17 @@
  * types and throws typed errors; the HTTP layer turns both into JSON and status codes.
  */
 import type { Block, BlockHeader } from '../domain/block.js';
-import type { InclusionProofRecord } from '../domain/chain-verification.js';
-import { canonicalJson } from '../domain/canonical-json.js';
-import { assert, BudgetExceededError, ConflictError, LedgerError, ForbiddenError, InvalidRequestError, NotFoundError, StorageUnavailableError } from '../domain/errors.js';
+import type { InclusionProofRecord } from '../domain/shared/chain-verification.js';
+import { canonicalJson } from '../domain/shared/canonical-json.js';
+import { assert, BudgetExceededError, ConflictError, LedgerError, ForbiddenError, InvalidRequestError, NotFoundError, StorageUnavailableError } from '../domain/shared/errors.js';
 import { pendingTransaction, sha256, transactionsAuditPath } from '../domain/hashing.js';
-import { bytesToHex } from '../domain/hex.js';
-import { utf8Bytes } from '../domain/encoding.js';
+import { bytesToHex } from '../domain/shared/hex.js';
+import { utf8Bytes } from '../domain/shared/encoding.js';
 import { parseTransactionRequest, type Transaction, type TransactionBody, type TransactionRequest } from '../domain/transaction.js';
-import { parseAmount } from '../domain/amount.js';
+import { parseAmount } from '../domain/shared/amount.js';
 import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
-import { usdMicros, type TokenRegistry } from '../domain/tokens.js';
-import type { BalanceProofJson } from '../domain/balance-commitment.js';
+import { usdMicros, type TokenRegistry } from '../domain/shared/tokens.js';
+import type { BalanceProofJson } from '../domain/shared/balance-commitment.js';
 import type { BalanceCommitment } from './balance-commitment.js';
 import { CANDLE_LIMIT_MAX, type Candle, type CandleInterval } from '../market/candles.js';
 import { POOL_FEE_BPS_DEFAULT, poolPriceUnits, priceTextToUnits, swapAmountOut, swapFee, type Reserves } from '../market/pool.js';

@@ -4,7 +4,7 @@
  * All amounts are bigint base units.
  */
 import type { Block, BlockHeader } from '../domain/block.js';
-import type { HistoryNode, NodeKey } from '../domain/history-tree.js';
+import type { HistoryNode, NodeKey } from '../domain/shared/history-tree.js';
 import type { Posting } from '../domain/balance-book.js';
 import type { FailureCode, Transaction } from '../domain/transaction.js';
 import type { Candle, CandleInterval } from '../market/candles.js';
@@ -67,7 +67,7 @@ export type BlockCommit = {
   new_users: string[];
   /** Senders and receivers of this block's confirmed transfers, active as of the block's timestamp. */
   active_users: string[];
-  /** The root of the balance commitment after this block (src/domain/balance-commitment.ts); absent: none kept. */
+  /** The root of the balance commitment after this block (src/domain/shared/balance-commitment.ts); absent: none kept. */
   balance_root?: string | null;
   /** The price candles this block changes (one per interval), to be stored as they are; absent: none. */
   candles?: Candle[];
@@ -174,7 +174,7 @@ export interface LedgerStore {
   /** The newest `limit` candles of `interval`, oldest first: one index range, whatever the history. */
   candles(interval: CandleInterval, limit: number): Promise<Candle[]>;
 
-  /** The stored history-tree nodes among `keys` (src/domain/history-tree.ts), in one read; absent ones are left out. */
+  /** The stored history-tree nodes among `keys` (src/domain/shared/history-tree.ts), in one read; absent ones are left out. */
   historyNodes(keys: readonly NodeKey[]): Promise<HistoryNode[]>;
   /** How many blocks the history tree holds (0 … latest block number + 1). */
   historySize(): Promise<number>;

@@ -4,7 +4,7 @@
  * caller's promise settles only after its own batch is committed. The items of one `appendMany`
  * call are never split between commits: they are stored together or not at all.
  */
-import { OverloadedError } from '../domain/errors.js';
+import { OverloadedError } from '../domain/shared/errors.js';
 import type { AppendResult, LedgerStore, PendingAppend } from './ledger-store.js';
 
 type Waiter = { items: readonly PendingAppend[]; resolve: (results: AppendResult[]) => void; reject: (error: unknown) => void };

@@ -6,7 +6,7 @@
  * the next one. So an answer is never older than the call it answers: the read starts after every call
  * it answers, as one read per call would.
  */
-import { assert } from '../domain/errors.js';
+import { assert } from '../domain/shared/errors.js';
 
 type Waiting<Value> = { resolve: (value: Value) => void; reject: (error: unknown) => void };
 

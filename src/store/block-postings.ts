@@ -4,7 +4,7 @@
  * outcomes, and summed into the debits the block takes off the senders' pending totals, so that no
  * store reads the block's rows back for that; and the runs of outcomes both stores seal by range.
  */
-import { assert } from '../domain/errors.js';
+import { assert } from '../domain/shared/errors.js';
 import { debitsByAccount, settlementOf, type DebitSum } from '../failure-budget/failure-budget-policy.js';
 import type { BlockCommit, PendingPosting, TransactionOutcome } from '../service/ledger-store.js';
 

@@ -4,7 +4,7 @@
  * SQLite and PostgreSQL stores, so both derive the same log from the same rows.
  */
 import type { BlockHeader } from '../domain/block.js';
-import { assert } from '../domain/errors.js';
+import { assert } from '../domain/shared/errors.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { StoredEvent } from '../service/ledger-store.js';
 

@@ -4,7 +4,7 @@
  * this turns them into `StorageUnavailableError` (503 with Retry-After) and tells the store's
  * `StorageHealth` of every write's outcome, so readiness and the logs follow the storage.
  */
-import { StorageUnavailableError } from '../domain/errors.js';
+import { StorageUnavailableError } from '../domain/shared/errors.js';
 
 /** Told of every write's outcome (implemented by service/storage-health.ts). */
 export type StorageHealthReporter = {

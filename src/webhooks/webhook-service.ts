@@ -5,7 +5,7 @@
  * errors; the edge turns them into problems.
  */
 import { randomBytes } from 'node:crypto';
-import { ConflictError, InvalidRequestError, NotFoundError } from '../domain/errors.js';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../domain/shared/errors.js';
 import { parseUserId } from '../domain/user-id.js';
 import { sequenceOfEventId, type EncodedEvent, type EventFeed, type EventType } from '../events/event.js';
 import type { Clock } from '../service/clock.js';

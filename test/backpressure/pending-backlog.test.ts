@@ -1,7 +1,7 @@
 /** The pending backlog's bookkeeping: the store's count, plus appends since, plus admissions in flight. */
 import { describe, expect, it } from 'vitest';
 import { PendingBacklog } from '../../src/backpressure/pending-backlog.js';
-import { OverloadedError } from '../../src/domain/errors.js';
+import { OverloadedError } from '../../src/domain/shared/errors.js';
 
 describe('PendingBacklog', () => {
   it('counts admissions in flight, so that requests admitted together cannot pass the bound together', async () => {

@@ -2,7 +2,7 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BalanceCommitmentKeeper } from '../../src/balance-commitments/balance-commitment-keeper.js';
-import { balanceKey, checkBalanceEntry } from '../../src/domain/balance-commitment.js';
+import { balanceKey, checkBalanceEntry } from '../../src/domain/shared/balance-commitment.js';
 import { BalanceTree, balanceRootHex } from '../../src/domain/balance-tree.js';
 import { pendingTransaction, sha256 } from '../../src/domain/hashing.js';
 import type { TransactionType } from '../../src/domain/transaction.js';

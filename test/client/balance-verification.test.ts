@@ -5,7 +5,7 @@
  */
 import { TabulaClient, VerificationError, verifyBalanceProof, type BalanceProof } from '@tabula/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { balanceEntryJson, balanceKey } from '../../src/domain/balance-commitment.js';
+import { balanceEntryJson, balanceKey } from '../../src/domain/shared/balance-commitment.js';
 import { BalanceTree, balanceRootHex } from '../../src/domain/balance-tree.js';
 import { sha256 } from '../../src/domain/hashing.js';
 import { TEST_SECRET } from '../support/in-process-tabula.js';

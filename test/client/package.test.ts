@@ -47,7 +47,7 @@ describe('the @tabula/client package', () => {
     expect(packed.status, packed.stderr).toBe(0);
     const [manifest] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
     const files = manifest?.files.map((file) => file.path) ?? [];
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'dist/packages/client/src/index.js', 'dist/packages/client/src/index.d.ts', 'dist/src/domain/canonical-json.js', 'dist/src/domain/merkle.js']));
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'dist/packages/client/src/index.js', 'dist/packages/client/src/index.d.ts', 'dist/src/domain/shared/canonical-json.js', 'dist/src/domain/shared/merkle.js']));
     expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
     const consumer = fs.mkdtempSync(path.join(project, 'tarball-'));
     fs.writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'tarball-user', version: '1.0.0', private: true }));

@@ -8,8 +8,8 @@
 import { TabulaClient, VerificationError, type Block, type InclusionProof } from '@tabula/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { blockHash, sha256, transactionsRoot } from '../../src/domain/hashing.js';
-import { hexToBytes, toHashHex } from '../../src/domain/hex.js';
-import { rootFromInclusionProof } from '../../src/domain/merkle.js';
+import { hexToBytes, toHashHex } from '../../src/domain/shared/hex.js';
+import { rootFromInclusionProof } from '../../src/domain/shared/merkle.js';
 import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { ServiceProcess } from '../support/service-process.js';
 import { forward, pass, startDouble, type Double } from '../support/test-double.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UNITS_MAX } from '../../src/domain/amount.js';
-import { InvariantViolation } from '../../src/domain/errors.js';
+import { UNITS_MAX } from '../../src/domain/shared/amount.js';
+import { InvariantViolation } from '../../src/domain/shared/errors.js';
 import { assertSupplyConserved, BalanceBook, balanceKey, supplyDelta, supplyOf, type Posting } from '../../src/domain/balance-book.js';
 
 const mint = (to: string, amount_units: bigint, token = 'TAB', from = 'issuer'): Posting => ({ type: 'mint', from, to, amount_units, token });

@@ -1,7 +1,7 @@
 // The balance tree in its arena: roots equal an independent recursive definition, released trees give every slot back, shared nodes survive.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { balanceKey, balanceLeafInput, balanceNodeInput, compareKeys, keyBit, type BalanceEntry } from '../../src/domain/balance-commitment.js';
+import { balanceKey, balanceLeafInput, balanceNodeInput, compareKeys, keyBit, type BalanceEntry } from '../../src/domain/shared/balance-commitment.js';
 import { BalanceTree, balanceRootHex } from '../../src/domain/balance-tree.js';
 import { sha256 } from '../../src/domain/hashing.js';
 

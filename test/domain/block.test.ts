@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildBlock, checkBlock, genesisBlock, type Block, type BlockHeader } from '../../src/domain/block.js';
-import { InvariantViolation } from '../../src/domain/errors.js';
+import { InvariantViolation } from '../../src/domain/shared/errors.js';
 import { blockHash, transactionsRoot } from '../../src/domain/hashing.js';
-import { ZERO_HASH } from '../../src/domain/hex.js';
+import { ZERO_HASH } from '../../src/domain/shared/hex.js';
 
 const EMPTY_ROOT = '0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 const txHash = (n: number): string => `0x${createHash('sha256').update(`tx-${n}`).digest('hex')}`;

@@ -6,10 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { blockCanonicalText, ENCODING_VERSION, transactionCanonicalText, utf8Bytes, type TransactionPreimage } from '../../src/domain/encoding.js';
+import { blockCanonicalText, ENCODING_VERSION, transactionCanonicalText, utf8Bytes, type TransactionPreimage } from '../../src/domain/shared/encoding.js';
 import { blockHash, sha256, transactionHash, transactionsAuditPath, transactionsRoot } from '../../src/domain/hashing.js';
-import { bytesToHex, hexToBytes, isHash, toHashHex, ZERO_HASH } from '../../src/domain/hex.js';
-import { rootFromInclusionProof } from '../../src/domain/merkle.js';
+import { bytesToHex, hexToBytes, isHash, toHashHex, ZERO_HASH } from '../../src/domain/shared/hex.js';
+import { rootFromInclusionProof } from '../../src/domain/shared/merkle.js';
 
 const sha256Hex = (text: string): string => `0x${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidRequestError } from '../../src/domain/errors.js';
-import { TokenRegistry, USDG_SYMBOL } from '../../src/domain/tokens.js';
+import { InvalidRequestError } from '../../src/domain/shared/errors.js';
+import { TokenRegistry, USDG_SYMBOL } from '../../src/domain/shared/tokens.js';
 import { METADATA_BYTES_MAX, parseTransactionRequest, type Metadata, type TransactionBody } from '../../src/domain/transaction.js';
 import { isUserId, parseUserId, USER_ID_LENGTH_MAX } from '../../src/domain/user-id.js';
 

@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/domain/hashing.js';
-import { bytesToHex, hexToBytes, toHashHex } from '../../src/domain/hex.js';
-import { rootFromInclusionProof } from '../../src/domain/merkle.js';
+import { bytesToHex, hexToBytes, toHashHex } from '../../src/domain/shared/hex.js';
+import { rootFromInclusionProof } from '../../src/domain/shared/merkle.js';
 import { ADMIN, startEnvironment, type E2eEnvironment } from './support/fixture.js';
 import {
   type ApiClient,

@@ -3,7 +3,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { BlockHeader } from '../../src/domain/block.js';
-import { TokenRegistry } from '../../src/domain/tokens.js';
+import { TokenRegistry } from '../../src/domain/shared/tokens.js';
 import { DEFAULT_EVENT_HUB_OPTIONS, EventHub } from '../../src/events/event-hub.js';
 import { systemClock } from '../../src/service/clock.js';
 import type { LedgerStore, StoredEvent } from '../../src/service/ledger-store.js';

@@ -1,6 +1,6 @@
 // GET /api/balance/{userId}?proof=true: balances proven against the newest block's balance root, which pending transactions never change.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkBalanceEntry, type BalanceProofJson } from '../../src/domain/balance-commitment.js';
+import { checkBalanceEntry, type BalanceProofJson } from '../../src/domain/shared/balance-commitment.js';
 import { sha256 } from '../../src/domain/hashing.js';
 import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';

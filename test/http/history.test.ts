@@ -5,12 +5,12 @@
  */
 import { createPublicKey, verify } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkpointFieldsMismatch, parseCheckpointNote } from '../../src/domain/checkpoint.js';
-import { runHashSteps } from '../../src/domain/hash-steps.js';
+import { checkpointFieldsMismatch, parseCheckpointNote } from '../../src/domain/shared/checkpoint.js';
+import { runHashSteps } from '../../src/domain/shared/hash-steps.js';
 import { sha256 } from '../../src/domain/hashing.js';
-import { hexToBytes, toHashHex } from '../../src/domain/hex.js';
-import { verifyConsistencySteps } from '../../src/domain/history-tree.js';
-import { merkleRoot, rootFromInclusionProof } from '../../src/domain/merkle.js';
+import { hexToBytes, toHashHex } from '../../src/domain/shared/hex.js';
+import { verifyConsistencySteps } from '../../src/domain/shared/history-tree.js';
+import { merkleRoot, rootFromInclusionProof } from '../../src/domain/shared/merkle.js';
 import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 

@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BlockPageSchema } from '../../src/http/schemas.js';
-import { ZERO_HASH } from '../../src/domain/hex.js';
+import { ZERO_HASH } from '../../src/domain/shared/hex.js';
 import { buildBlock, checkBlock } from '../../src/domain/block.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Clock } from '../../src/service/clock.js';

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { transactionHash } from '../../src/domain/hashing.js';
-import { rootFromInclusionProof } from '../../src/domain/merkle.js';
+import { rootFromInclusionProof } from '../../src/domain/shared/merkle.js';
 import { sha256 } from '../../src/domain/hashing.js';
-import { hexToBytes, toHashHex } from '../../src/domain/hex.js';
+import { hexToBytes, toHashHex } from '../../src/domain/shared/hex.js';
 import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 

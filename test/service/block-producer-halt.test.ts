@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { InvariantViolation, OverloadedError } from '../../src/domain/errors.js';
+import { InvariantViolation, OverloadedError } from '../../src/domain/shared/errors.js';
 import { AuthError } from '../../src/auth/auth-error.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import { BlockProducer } from '../../src/service/block-producer.js';

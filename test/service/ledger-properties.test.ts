@@ -6,11 +6,11 @@
 import fc from 'fast-check';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { UNITS_MAX } from '../../src/domain/amount.js';
+import { UNITS_MAX } from '../../src/domain/shared/amount.js';
 import { checkBlock, type Block, type BlockHeader } from '../../src/domain/block.js';
 import { pendingTransaction, sha256, transactionHash, transactionsAuditPath } from '../../src/domain/hashing.js';
-import { hexToBytes, toHashHex, ZERO_HASH } from '../../src/domain/hex.js';
-import { rootFromInclusionProof } from '../../src/domain/merkle.js';
+import { hexToBytes, toHashHex, ZERO_HASH } from '../../src/domain/shared/hex.js';
+import { rootFromInclusionProof } from '../../src/domain/shared/merkle.js';
 import type { Transaction, TransactionType } from '../../src/domain/transaction.js';
 import { BlockProducer } from '../../src/service/block-producer.js';
 import type { Clock } from '../../src/service/clock.js';

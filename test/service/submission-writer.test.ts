@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { OverloadedError } from '../../src/domain/errors.js';
+import { OverloadedError } from '../../src/domain/shared/errors.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Transaction } from '../../src/domain/transaction.js';
 import type { AppendResult, LedgerStore, PendingAppend } from '../../src/service/ledger-store.js';

@@ -6,9 +6,9 @@
  * instances would have.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UNITS_MAX } from '../../src/domain/amount.js';
+import { UNITS_MAX } from '../../src/domain/shared/amount.js';
 import { buildBlock, genesisBlock, type BlockHeader } from '../../src/domain/block.js';
-import { InvariantViolation } from '../../src/domain/errors.js';
+import { InvariantViolation } from '../../src/domain/shared/errors.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Metadata, Transaction, TransactionType } from '../../src/domain/transaction.js';
 import { TRANSACTIONS_BY_HASH_MAX, type BlockCommit, type ChainTotals, type HistoryEntry, type LedgerStore, type PendingAppend, type TransactionOutcome } from '../../src/service/ledger-store.js';

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChainReplay } from '../../src/audit/chain-replay.js';
-import { formatUnits } from '../../src/domain/amount.js';
+import { formatUnits } from '../../src/domain/shared/amount.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import { POOL_ACCOUNT } from '../../src/domain/system-accounts.js';
 import type { Transaction, TransactionType } from '../../src/domain/transaction.js';

@@ -9,13 +9,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAmount } from '../../src/domain/amount.js';
+import { parseAmount } from '../../src/domain/shared/amount.js';
 import { buildBlock, type Block, type BlockHeader } from '../../src/domain/block.js';
-import { canonicalJson, type JsonValue } from '../../src/domain/canonical-json.js';
-import { blockCanonicalText, transactionCanonicalText } from '../../src/domain/encoding.js';
+import { canonicalJson, type JsonValue } from '../../src/domain/shared/canonical-json.js';
+import { blockCanonicalText, transactionCanonicalText } from '../../src/domain/shared/encoding.js';
 import { blockHash, pendingTransaction, sha256, transactionsAuditPath, transactionsRoot } from '../../src/domain/hashing.js';
-import { toHashHex } from '../../src/domain/hex.js';
-import { TokenRegistry } from '../../src/domain/tokens.js';
+import { toHashHex } from '../../src/domain/shared/hex.js';
+import { TokenRegistry } from '../../src/domain/shared/tokens.js';
 import type { Metadata, TransactionType } from '../../src/domain/transaction.js';
 import { stringifyExact } from '../../src/http/exact-json.js';
 import { transactionView } from '../../src/http/views.js';

@@ -7,10 +7,10 @@
 import fs from 'node:fs';
 import { parseWithExactNumbers, verifyChainLink, verifyTransaction, type Block, type Transaction } from '@tabula/client';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, type JsonValue } from '../../src/domain/canonical-json.js';
+import { canonicalJson, type JsonValue } from '../../src/domain/shared/canonical-json.js';
 import { sha256 } from '../../src/domain/hashing.js';
-import { hexToBytes, toHashHex } from '../../src/domain/hex.js';
-import { rootFromInclusionProof } from '../../src/domain/merkle.js';
+import { hexToBytes, toHashHex } from '../../src/domain/shared/hex.js';
+import { rootFromInclusionProof } from '../../src/domain/shared/merkle.js';
 import { VECTORS_PATH, vectorsText, buildVectors } from './generate.js';
 
 type Vectors = ReturnType<typeof buildVectors>;

@@ -1,4 +1,4 @@
-"""RFC 8785 JSON Canonicalization Scheme (JCS), as the service hashes it (src/domain/canonical-json.ts).
+"""RFC 8785 JSON Canonicalization Scheme (JCS), as the service hashes it (src/domain/shared/canonical-json.ts).
 
 Object keys sorted by UTF-16 code units, no whitespace, strings escaped as ECMAScript's
 ``JSON.stringify`` does, and numbers written as ECMAScript writes a double (``Number::toString``):

@@ -1,4 +1,4 @@
-"""RFC 6962 (Certificate Transparency) Merkle Tree Hash and inclusion proofs (src/domain/merkle.ts).
+"""RFC 6962 (Certificate Transparency) Merkle Tree Hash and inclusion proofs (src/domain/shared/merkle.ts).
 
 Leaf hash = SHA-256(0x00 || leaf), node hash = SHA-256(0x01 || left || right), the tree split at the
 largest power of two smaller than its size, and the empty tree hashes to SHA-256 of nothing.

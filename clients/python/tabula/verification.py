@@ -1,4 +1,4 @@
-"""The audit rules of the chain (src/domain/chain-verification.ts), raising ``VerificationError``.
+"""The audit rules of the chain (src/domain/shared/chain-verification.ts), raising ``VerificationError``.
 
 Nothing is taken on trust: a root is recomputed from the transaction list, a hash from the header
 fields, an inclusion proof's root from the leaf and its path, and all of them are compared with the

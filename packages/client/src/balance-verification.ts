@@ -1,12 +1,12 @@
 /**
  * Verification of balance proofs (`GET /api/balance/{userId}?proof=true`): every entry's path leads
  * to the proof's balance root, and the balances the answer states are exactly the proven ones. The
- * algorithm is the server's own (src/domain/balance-commitment.ts), run on WebCrypto.
+ * algorithm is the server's own (src/domain/shared/balance-commitment.ts), run on WebCrypto.
  */
-import { checkBalanceEntryAsync, type BalanceProofJson } from '../../../src/domain/balance-commitment.js';
-import { base64Decode, parseCheckpointNote } from '../../../src/domain/checkpoint.js';
-import { bytesToHex } from '../../../src/domain/hex.js';
-import { USDG_SYMBOL } from '../../../src/domain/tokens.js';
+import { checkBalanceEntryAsync, type BalanceProofJson } from '../../../src/domain/shared/balance-commitment.js';
+import { base64Decode, parseCheckpointNote } from '../../../src/domain/shared/checkpoint.js';
+import { bytesToHex } from '../../../src/domain/shared/hex.js';
+import { USDG_SYMBOL } from '../../../src/domain/shared/tokens.js';
 import { VerificationError } from './errors.js';
 import type { Balance } from './types.js';
 import { amountUnits, sha256 } from './verification.js';

@@ -2,8 +2,8 @@
  * `TabulaClient`: a typed method per endpoint, safe retries, and verification of what the service
  * returns. Runs wherever `fetch` and WebCrypto do (Node ≥ 20, browsers).
  */
-import { isHash } from '../../../src/domain/hex.js';
-import { formatUnits } from '../../../src/domain/amount.js';
+import { isHash } from '../../../src/domain/shared/hex.js';
+import { formatUnits } from '../../../src/domain/shared/amount.js';
 import { MarketMismatchError, ResponseFormatError, VerificationError, WaitTimeoutError, type SignedCheckpoint } from './errors.js';
 import { LightClient, type TrustAnchor, type TrustOptions } from './light-client.js';
 import { streamEvents } from './event-stream.js';

@@ -3,7 +3,7 @@
  * on `code`: for API errors it is the stable snake_case code of the problem+json body (the table in
  * docs/api.md); for verification errors it names the check that failed.
  */
-import type { CheckCode } from '../../../src/domain/chain-verification.js';
+import type { CheckCode } from '../../../src/domain/shared/chain-verification.js';
 
 /** RFC 9457 problem details, as every Tabula error response carries them. */
 export type Problem = {

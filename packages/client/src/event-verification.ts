@@ -5,8 +5,8 @@
  * lead to the recomputed header; a `block.sealed` header must hash to its `hash`, be the header the
  * proofs of its block were checked against, and link to the previous `block.sealed` seen.
  */
-import { checkHeaderShape, checkLink, headerHashCheckSteps, type CheckResult } from '../../../src/domain/chain-verification.js';
-import { runHashStepsAsync } from '../../../src/domain/hash-steps.js';
+import { checkHeaderShape, checkLink, headerHashCheckSteps, type CheckResult } from '../../../src/domain/shared/chain-verification.js';
+import { runHashStepsAsync } from '../../../src/domain/shared/hash-steps.js';
 import { VerificationError } from './errors.js';
 import type { BlockHeader, InclusionProof, TabulaEvent, Transaction, TransactionEvent } from './types.js';
 import { sha256, verifyTransaction } from './verification.js';

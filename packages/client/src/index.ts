@@ -16,7 +16,7 @@ export { minReceiveFor, minReceiveUnits, parseSlippage, type Slippage, type Slip
 export { amountUnits, sha256, tokenDecimals, verifyBlock, verifyChainLink, verifyInclusionAgainst, verifyTransaction } from './verification.js';
 export { noteBalanceRoot, verifyBalanceProof, type BalanceProof, type BalanceProofEntry, type ProvenBalances } from './balance-verification.js';
 export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './webhook.js';
-export { canonicalJson } from '../../../src/domain/canonical-json.js';
-export { blockCanonicalText, transactionCanonicalText } from '../../../src/domain/encoding.js';
+export { canonicalJson } from '../../../src/domain/shared/canonical-json.js';
+export { blockCanonicalText, transactionCanonicalText } from '../../../src/domain/shared/encoding.js';
 export { LightClient, type CheckpointStorage, type TrustAnchor, type TrustOptions } from './light-client.js';
 export { verifyEd25519, verifyEd25519Fallback } from './signature.js';

@@ -3,11 +3,11 @@
  * advances it only through a verified consistency proof, and checks blocks against its history root
  * with an inclusion proof: a constant number of requests and O(log n) hashes, whatever the ledger's size.
  */
-import { base64Decode, checkpointFieldsMismatch, keyIdSteps, parseCheckpointNote } from '../../../src/domain/checkpoint.js';
-import { runHashStepsAsync } from '../../../src/domain/hash-steps.js';
-import { hexToBytes, isHash } from '../../../src/domain/hex.js';
-import { verifyConsistencySteps } from '../../../src/domain/history-tree.js';
-import { rootFromInclusionProofSteps } from '../../../src/domain/merkle.js';
+import { base64Decode, checkpointFieldsMismatch, keyIdSteps, parseCheckpointNote } from '../../../src/domain/shared/checkpoint.js';
+import { runHashStepsAsync } from '../../../src/domain/shared/hash-steps.js';
+import { hexToBytes, isHash } from '../../../src/domain/shared/hex.js';
+import { verifyConsistencySteps } from '../../../src/domain/shared/history-tree.js';
+import { rootFromInclusionProofSteps } from '../../../src/domain/shared/merkle.js';
 import { ForkDetectedError, ResponseFormatError, VerificationError, type SignedCheckpoint } from './errors.js';
 import { verifyEd25519 } from './signature.js';
 import { sha256 } from './verification.js';

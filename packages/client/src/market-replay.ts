@@ -22,7 +22,7 @@
  * Which token is which: `USDG` (6 decimals) is the dollar side, any other symbol the native token
  * (8 decimals).
  */
-import { formatUnits } from '../../../src/domain/amount.js';
+import { formatUnits } from '../../../src/domain/shared/amount.js';
 import { MarketMismatchError } from './errors.js';
 
 export const POOL_ACCOUNT = '@pool';

@@ -11,7 +11,7 @@
  * most 18 decimal places as a fraction. `min_receive` = floor(amount_out_units × (1 − slippage)) in
  * base units of the token received, computed with bigint only.
  */
-import { formatUnits, parseAmount } from '../../../src/domain/amount.js';
+import { formatUnits, parseAmount } from '../../../src/domain/shared/amount.js';
 import { plainDecimal } from './exact-json.js';
 import { tokenDecimals } from './verification.js';
 

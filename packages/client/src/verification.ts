@@ -1,10 +1,10 @@
 /**
  * Client-side verification with WebCrypto. The rules and encodings are the server's own
- * (src/domain/chain-verification.ts, encoding.ts, merkle.ts, compiled into this package): one
+ * (src/domain/shared/chain-verification.ts, encoding.ts, merkle.ts, compiled into this package): one
  * implementation, driven here by `crypto.subtle.digest` instead of node:crypto. Every function
  * recomputes from the record and throws a `VerificationError` on the first mismatch.
  */
-import { parseAmount } from '../../../src/domain/amount.js';
+import { parseAmount } from '../../../src/domain/shared/amount.js';
 import {
   blockCheckSteps,
   blockContentCheckSteps,
@@ -12,9 +12,9 @@ import {
   inclusionCheckSteps,
   transactionHashSteps,
   type CheckResult,
-} from '../../../src/domain/chain-verification.js';
-import { runHashStepsAsync } from '../../../src/domain/hash-steps.js';
-import { NATIVE_DECIMALS, USDG_DECIMALS, USDG_SYMBOL } from '../../../src/domain/tokens.js';
+} from '../../../src/domain/shared/chain-verification.js';
+import { runHashStepsAsync } from '../../../src/domain/shared/hash-steps.js';
+import { NATIVE_DECIMALS, USDG_DECIMALS, USDG_SYMBOL } from '../../../src/domain/shared/tokens.js';
 import { VerificationError } from './errors.js';
 import type { Block, BlockHeader, InclusionProof, Transaction } from './types.js';
 

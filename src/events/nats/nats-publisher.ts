@@ -10,7 +10,7 @@
  * the lag (events behind the head) is on `/metrics`.
  */
 import type { Logger } from 'pino';
-import { assert } from '../../domain/errors.js';
+import { assert } from '../../domain/shared/errors.js';
 import type { SealerLease } from '../../service/sealer-lease.js';
 import type { EventFeed } from '../event.js';
 import { JetStreamTarget, type JetStreamSettings } from './jetstream-target.js';

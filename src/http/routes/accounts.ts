@@ -1,7 +1,7 @@
 /** An account's balances and its transaction history (the resource is the account: `/api/balance/…`, `/api/accounts/…`). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseUserId } from '../../domain/user-id.js';
-import type { TokenRegistry } from '../../domain/tokens.js';
+import type { TokenRegistry } from '../../domain/shared/tokens.js';
 import type { LedgerService } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
 import { parseHistoryPage, parseProofFlag } from '../parameters.js';

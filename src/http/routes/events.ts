@@ -7,7 +7,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidRequestError, OverloadedError } from '../../domain/errors.js';
+import { InvalidRequestError, OverloadedError } from '../../domain/shared/errors.js';
 import { parseUserId } from '../../domain/user-id.js';
 import { EVENT_TYPES, isEventType, sequenceOfEventId, type EncodedEvent, type EventFeed, type EventType } from '../../events/event.js';
 import { API_ERROR_CODES, API_SECURITY, errorResponses } from '../openapi.js';

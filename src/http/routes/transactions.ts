@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { TokenRegistry } from '../../domain/tokens.js';
+import type { TokenRegistry } from '../../domain/shared/tokens.js';
 import { TRANSACTION_TYPES } from '../../domain/transaction.js';
 import type { LedgerMetrics } from '../../metrics/ledger-metrics.js';
 import type { Clock } from '../../service/clock.js';

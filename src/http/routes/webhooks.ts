@@ -5,7 +5,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
-import { ForbiddenError } from '../../domain/errors.js';
+import { ForbiddenError } from '../../domain/shared/errors.js';
 import { EVENT_TYPES } from '../../events/event.js';
 import type { DeliveryAttempt, WebhookEndpoint } from '../../webhooks/webhook-store.js';
 import { ATTEMPT_PAGE_LIMIT_MAX, ENDPOINT_PAGE_LIMIT_MAX, type WebhookService } from '../../webhooks/webhook-service.js';

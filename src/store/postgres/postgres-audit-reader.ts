@@ -5,8 +5,8 @@
  * Opening it migrates nothing: a schema without the ledger's tables fails the first read.
  */
 import pg from 'pg';
-import type { HistoryNode } from '../../domain/history-tree.js';
-import { hexToBytes } from '../../domain/hex.js';
+import type { HistoryNode } from '../../domain/shared/history-tree.js';
+import { hexToBytes } from '../../domain/shared/hex.js';
 import type { AuditReader, BalanceKey, StoredAccount } from '../../audit/audit-reader.js';
 import type { Transaction } from '../../domain/transaction.js';
 import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../../service/ledger-store.js';

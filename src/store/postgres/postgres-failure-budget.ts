@@ -22,7 +22,7 @@
  *   write that fails or whose report is lost only costs the next group commit the locked path.
  */
 import type pg from 'pg';
-import { assert } from '../../domain/errors.js';
+import { assert } from '../../domain/shared/errors.js';
 import {
   BudgetPass, balanceTotalsKey, budgetItem, budgetKey, budgetWindowStart, DEBIT_TYPES_SQL, debitsByAccount, isDebit, settlementOf, type DebitSum,
 } from '../../failure-budget/failure-budget-policy.js';

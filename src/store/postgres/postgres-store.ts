@@ -40,12 +40,12 @@ import { SequencedPendingDebits, type PendingDelta } from '../../failure-budget/
 import { assertOutcomeErrors, assertPostingsMatch, outcomeRuns, settledByPostings } from '../block-postings.js';
 import type { DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PostgresWebhookStore } from './postgres-webhook-store.js';
-import { assert } from '../../domain/errors.js';
+import { assert } from '../../domain/shared/errors.js';
 import { POOL_ACCOUNT_SQL } from '../system-accounts-sql.js';
 import { LOCK_CLASS, MIGRATIONS, OUTCOME_STATUS_SQL } from './schema.js';
 import { inTransaction, watchCheckedOut } from './transaction.js';
-import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
-import { bytesToHex, hexToBytes } from '../../domain/hex.js';
+import type { HistoryNode, NodeKey } from '../../domain/shared/history-tree.js';
+import { bytesToHex, hexToBytes } from '../../domain/shared/hex.js';
 import { historyNodesToWrite, historySiblingKeys, type HistoryLeaf } from '../../service/history-writer.js';
 
 export type TransactionRow = {

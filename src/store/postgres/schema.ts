@@ -283,7 +283,7 @@ INSERT INTO outgoing_submitted (user_id, token, units)
 `,
   },
   {
-    // The history tree (src/domain/history-tree.ts): every perfect subtree of the RFC 6962 tree over the
+    // The history tree (src/domain/shared/history-tree.ts): every perfect subtree of the RFC 6962 tree over the
     // block hashes, written with its block; ledgers older than this version are filled in at start.
     version: 6,
     sql: `

@@ -5,7 +5,7 @@
  * store's own indexes; amounts and balances read as bigint.
  */
 import Database from 'better-sqlite3';
-import type { HistoryNode } from '../../domain/history-tree.js';
+import type { HistoryNode } from '../../domain/shared/history-tree.js';
 import type { AuditReader, BalanceKey, StoredAccount } from '../../audit/audit-reader.js';
 import type { Transaction } from '../../domain/transaction.js';
 import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../../service/ledger-store.js';

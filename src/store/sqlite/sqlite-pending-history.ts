@@ -17,7 +17,7 @@
  * `PENDING_MAX` bounds.
  */
 import type Database from 'better-sqlite3';
-import { assert } from '../../domain/errors.js';
+import { assert } from '../../domain/shared/errors.js';
 import type { HistoryEntry } from '../../service/ledger-store.js';
 
 export const PENDING_HISTORY_SQL = {

@@ -46,10 +46,10 @@ import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-bud
 import { newestOf, SqlitePendingHistory, type PendingHistoryRow } from './sqlite-pending-history.js';
 import { SqliteWebhookStore } from './sqlite-webhook-store.js';
 import { DEFAULT_WAL_CHECKPOINT_LIMITS, WalCheckpointer, type WalCheckpointLimits, type WalCheckpointStats } from './wal-checkpointer.js';
-import { assert } from '../../domain/errors.js';
+import { assert } from '../../domain/shared/errors.js';
 import { POOL_ACCOUNT_SQL } from '../system-accounts-sql.js';
 import { CoalescedRead } from '../coalesced-read.js';
-import type { HistoryNode, NodeKey } from '../../domain/history-tree.js';
+import type { HistoryNode, NodeKey } from '../../domain/shared/history-tree.js';
 import { historyNodesToWrite, historySiblingKeys, type HistoryLeaf } from '../../service/history-writer.js';
 
 export type TransactionRow = {

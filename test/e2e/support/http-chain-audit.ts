@@ -9,7 +9,7 @@
  * rules, the market's pool formula and its price included (docs/api.md, Market), are re-implemented here. Problems are collected, not thrown, so a test shows all of them.
  */
 import { blockHash, transactionHash, transactionsRoot } from '../../../src/domain/hashing.js';
-import type { JsonValue } from '../../../src/domain/canonical-json.js';
+import type { JsonValue } from '../../../src/domain/shared/canonical-json.js';
 import {
   type ApiClient,
   type BlockHeaderRecord,

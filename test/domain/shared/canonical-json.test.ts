@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, type JsonValue } from '../../src/domain/canonical-json.js';
+import { canonicalJson, type JsonValue } from '../../../src/domain/shared/canonical-json.js';
 
 function fromBits(hex: string): number {
   const view = new DataView(new ArrayBuffer(8));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runHashSteps } from '../../src/domain/hash-steps.js';
-import { sha256 } from '../../src/domain/hashing.js';
+import { runHashSteps } from '../../../src/domain/shared/hash-steps.js';
+import { sha256 } from '../../../src/domain/hashing.js';
 import {
   appendSiblings,
   appendSteps,
@@ -12,8 +12,8 @@ import {
   nodesNeeded,
   rootPlan,
   verifyConsistencySteps,
-} from '../../src/domain/history-tree.js';
-import { inclusionProof, merkleRoot, rootFromInclusionProof } from '../../src/domain/merkle.js';
+} from '../../../src/domain/shared/history-tree.js';
+import { inclusionProof, merkleRoot, rootFromInclusionProof } from '../../../src/domain/shared/merkle.js';
 
 /** Builds the stored nodes of a history by appending, as the sealer does. */
 function buildHistory(count: number): { leaves: Uint8Array[]; nodes: Map<string, Uint8Array> } {

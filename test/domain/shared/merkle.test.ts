@@ -11,9 +11,9 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bytesToHex, hexToBytes } from '../../src/domain/hex.js';
-import { bytesEqual, inclusionProof, leafHash, merkleRoot, nodeHash, rootFromInclusionProof } from '../../src/domain/merkle.js';
-import { sha256 } from '../../src/domain/hashing.js';
+import { bytesToHex, hexToBytes } from '../../../src/domain/shared/hex.js';
+import { bytesEqual, inclusionProof, leafHash, merkleRoot, nodeHash, rootFromInclusionProof } from '../../../src/domain/shared/merkle.js';
+import { sha256 } from '../../../src/domain/hashing.js';
 
 const h = (hex: string): Uint8Array => hexToBytes(hex);
 const hex = (bytes: Uint8Array): string => bytesToHex(bytes);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bytesToHex, hexToBytes, toHashHex } from '../../src/domain/hex.js';
+import { bytesToHex, hexToBytes, toHashHex } from '../../../src/domain/shared/hex.js';
 
 describe('hex', () => {
   it('decodes what it encodes, with or without 0x, in either case', () => {

@@ -1,15 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, type JsonValue } from '../../src/domain/canonical-json.js';
-import { ENCODING_VERSION, transactionCanonicalText, type TransactionPreimage } from '../../src/domain/encoding.js';
-import { pendingTransaction, transactionHash, transactionsAuditPath, transactionsRoot, sha256 } from '../../src/domain/hashing.js';
-import { transactionHashSteps } from '../../src/domain/chain-verification.js';
-import { runHashSteps } from '../../src/domain/hash-steps.js';
-import type { TransactionType } from '../../src/domain/transaction.js';
-import { bytesToHex, hexToBytes, toHashHex } from '../../src/domain/hex.js';
-import { inclusionProof, merkleRoot } from '../../src/domain/merkle.js';
-import { InvariantViolation } from '../../src/domain/errors.js';
-import { NoncePool } from '../../src/service/nonce-pool.js';
+import { canonicalJson, type JsonValue } from '../../../src/domain/shared/canonical-json.js';
+import { ENCODING_VERSION, transactionCanonicalText, type TransactionPreimage } from '../../../src/domain/shared/encoding.js';
+import { pendingTransaction, transactionHash, transactionsAuditPath, transactionsRoot, sha256 } from '../../../src/domain/hashing.js';
+import { transactionHashSteps } from '../../../src/domain/shared/chain-verification.js';
+import { runHashSteps } from '../../../src/domain/shared/hash-steps.js';
+import type { TransactionType } from '../../../src/domain/transaction.js';
+import { bytesToHex, hexToBytes, toHashHex } from '../../../src/domain/shared/hex.js';
+import { inclusionProof, merkleRoot } from '../../../src/domain/shared/merkle.js';
+import { InvariantViolation } from '../../../src/domain/shared/errors.js';
+import { NoncePool } from '../../../src/service/nonce-pool.js';
 import { createHash } from 'node:crypto';
 
 const json: fc.Arbitrary<JsonValue> = fc.jsonValue() as fc.Arbitrary<JsonValue>;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatUnits, parseAmount, rescaleUnits, UNITS_MAX } from '../../src/domain/amount.js';
-import { InvalidRequestError } from '../../src/domain/errors.js';
+import { formatUnits, parseAmount, rescaleUnits, UNITS_MAX } from '../../../src/domain/shared/amount.js';
+import { InvalidRequestError } from '../../../src/domain/shared/errors.js';
 
 const NATIVE = 8;
 const USDG = 6;

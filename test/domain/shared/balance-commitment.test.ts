@@ -3,9 +3,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   balanceEntryJson, balanceKey, checkBalanceEntry, checkBalanceEntryAsync, type BalanceEntry,
-} from '../../src/domain/balance-commitment.js';
-import { BalanceTree, balanceRootHex } from '../../src/domain/balance-tree.js';
-import { sha256 } from '../../src/domain/hashing.js';
+} from '../../../src/domain/shared/balance-commitment.js';
+import { BalanceTree, balanceRootHex } from '../../../src/domain/balance-tree.js';
+import { sha256 } from '../../../src/domain/hashing.js';
 
 const TOKENS = ['TAB', 'USDG'] as const;
 const users = fc.constantFrom(...Array.from({ length: 40 }, (_, index) => `user-${index}`));
