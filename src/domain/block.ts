@@ -1,5 +1,6 @@
 import { assert } from './shared/errors.js';
-import { blockCheckSteps, type BlockHeaderRecord } from './shared/chain-verification.js';
+import type { BlockHeaderRecord } from './shared/chain-hashes.js';
+import { blockCheckSteps } from './shared/chain-verification.js';
 import { runHashSteps } from './shared/hash-steps.js';
 import { blockHash, sha256, transactionsRoot } from './hashing.js';
 import { ZERO_HASH } from './shared/hex.js';

@@ -1,11 +1,11 @@
 /**
  * SHA-256 bindings of the shared algorithms for Node: synchronous node:crypto, used on the write
- * path. The algorithms themselves are in chain-verification.ts and merkle.ts, shared with the SDK;
+ * path. The algorithms themselves are in chain-hashes.ts and merkle.ts, shared with the SDK;
  * two run here in a form of their own, for speed on every submission and every block (the transaction
  * hash and the transactions root), each held to the shared one by a property test.
  */
 import { hash } from 'node:crypto';
-import { blockHashSteps, transactionsRootSteps } from './shared/chain-verification.js';
+import { blockHashSteps, transactionsRootSteps } from './shared/chain-hashes.js';
 import { transactionCanonicalText, type BlockPreimage, type TransactionPreimage } from './shared/encoding.js';
 import type { Transaction, TransactionType } from './transaction.js';
 import { runHashSteps } from './shared/hash-steps.js';
@@ -36,7 +36,7 @@ const HASH_BYTES = 32;
 
 /**
  * RFC 6962 root over the block's transaction hashes (32-byte leaves, block order): the sealer's form of
- * `transactionsRootSteps` (chain-verification.ts, which the verifier, the SDK and the audit run), held
+ * `transactionsRootSteps` (chain-hashes.ts, which the verifier, the SDK and the audit run), held
  * to it by a property test (test/domain/shared/encoding.test.ts). It builds the tree in one buffer, level by
  * level in place, and allocates only each digest's string; the shared generator allocates each leaf's
  * bytes, each preimage, each digest's Buffer and each level's arrays, which cost a 100,000-transaction

@@ -3,7 +3,7 @@
  * types and throws typed errors; the HTTP layer turns both into JSON and status codes.
  */
 import type { Block, BlockHeader } from '../domain/block.js';
-import type { InclusionProofRecord } from '../domain/shared/chain-verification.js';
+import type { InclusionProofRecord } from '../domain/shared/chain-hashes.js';
 import { canonicalJson } from '../domain/shared/canonical-json.js';
 import { assert, BudgetExceededError, ConflictError, LedgerError, ForbiddenError, InvalidRequestError, NotFoundError, StorageUnavailableError } from '../domain/shared/errors.js';
 import { pendingTransaction, sha256, transactionsAuditPath } from '../domain/hashing.js';

@@ -1,5 +1,5 @@
 """The canonical encodings behind ``tx_hash``, block ``hash`` and ``transactions_root``
-(docs/api.md, "Hashes"; src/domain/shared/encoding.ts and chain-verification.ts)::
+(docs/api.md, "Hashes"; src/domain/shared/encoding.ts and chain-hashes.ts)::
 
     tx_hash           = SHA-256(UTF-8(JCS({amount: "<base units>", from, metadata, nonce, timestamp, to, token, type, version: 1})))
     block hash        = SHA-256(UTF-8(JCS({number, parent_hash, timestamp, transactions_root, version: 1})))

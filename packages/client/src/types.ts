@@ -1,6 +1,6 @@
 /** The records of the Tabula API (docs/api.md), as the SDK returns them. Timestamps are Unix seconds. */
 import type { JsonValue } from '../../../src/domain/shared/canonical-json.js';
-import type { InclusionProofRecord } from '../../../src/domain/shared/chain-verification.js';
+import type { InclusionProofRecord } from '../../../src/domain/shared/chain-hashes.js';
 import type { Problem, SignedCheckpoint } from './errors.js';
 
 export type { JsonValue };

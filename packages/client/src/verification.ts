@@ -10,9 +10,9 @@ import {
   blockContentCheckSteps,
   checkLink,
   inclusionCheckSteps,
-  transactionHashSteps,
   type CheckResult,
 } from '../../../src/domain/shared/chain-verification.js';
+import { transactionHashSteps } from '../../../src/domain/shared/chain-hashes.js';
 import { runHashStepsAsync } from '../../../src/domain/shared/hash-steps.js';
 import { NATIVE_DECIMALS, USDG_DECIMALS, USDG_SYMBOL } from '../../../src/domain/shared/tokens.js';
 import { VerificationError } from './errors.js';

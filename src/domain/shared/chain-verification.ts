@@ -1,40 +1,17 @@
 /**
- * The audit rules of the chain, written once for the server (node:crypto, synchronous: block.ts,
- * hashing.ts) and the SDK (WebCrypto, asynchronous: packages/client). Pure and platform-neutral:
- * every function here is a `HashSteps` generator (see hash-steps.ts) or hashes nothing at all.
+ * The audit rules of the chain, written once for the server (node:crypto, synchronous: block.ts, the
+ * audit) and the SDK (WebCrypto, asynchronous: packages/client). Pure and platform-neutral: every
+ * function here is a `HashSteps` generator (see hash-steps.ts) or hashes nothing at all; the hashes it
+ * recomputes are defined in chain-hashes.ts, which the server also builds the chain with.
  *
  * Nothing is taken on trust: a root is recomputed from the transaction list, a hash from the header
  * fields, an inclusion proof's root from the leaf and its path, and all of them are compared with
  * the values the header commits to, never with a root or size the server states on the side.
  */
-import { blockCanonicalText, transactionCanonicalText, utf8Bytes, type BlockPreimage, type TransactionPreimage } from './encoding.js';
-import { hashOne, type HashSteps } from './hash-steps.js';
+import { blockHashSteps, transactionsRootSteps, type BlockHeaderRecord, type BlockRecord, type InclusionProofRecord } from './chain-hashes.js';
+import type { HashSteps } from './hash-steps.js';
 import { hexToBytes, isHash, toHashHex, ZERO_HASH } from './hex.js';
-import { merkleRootSteps, rootFromInclusionProofSteps } from './merkle.js';
-
-export type BlockHeaderRecord = {
-  number: number;
-  hash: string;
-  parent_hash: string;
-  timestamp: number;
-  transactions_count: number;
-  transactions_root: string;
-  /** The native price after the block (decimal text); null or absent on blocks sealed before the market. */
-  native_price?: string | null | undefined;
-};
-
-export type BlockRecord = BlockHeaderRecord & { transactions: readonly string[] };
-
-/** A transaction's RFC 6962 inclusion proof in its block: what the server answers and the verifier checks. */
-export type InclusionProofRecord = {
-  tx_hash: string;
-  block_number: number;
-  block_hash: string;
-  transactions_root: string;
-  leaf_index: number;
-  tree_size: number;
-  audit_path: string[];
-};
+import { rootFromInclusionProofSteps } from './merkle.js';
 
 /** Why a check failed; stable, part of the SDK's VerificationError. */
 export type CheckCode =
@@ -57,19 +34,6 @@ const PRICE_TEXT = /^(0|[1-9][0-9]*)(\.[0-9]{0,11}[1-9])?$/;
 
 function fail(code: CheckCode, reason: string): CheckFailure {
   return { ok: false, code, reason };
-}
-
-export function* transactionHashSteps(tx: TransactionPreimage): HashSteps<string> {
-  return toHashHex(yield* hashOne(utf8Bytes(transactionCanonicalText(tx))));
-}
-
-export function* blockHashSteps(block: BlockPreimage): HashSteps<string> {
-  return toHashHex(yield* hashOne(utf8Bytes(blockCanonicalText(block))));
-}
-
-/** RFC 6962 root over the block's transaction hashes (32-byte leaves, block order). */
-export function* transactionsRootSteps(tx_hashes: readonly string[]): HashSteps<string> {
-  return toHashHex(yield* merkleRootSteps(tx_hashes.map(hexToBytes)));
 }
 
 function isCount(value: unknown): value is number {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson, type JsonValue } from '../../../src/domain/shared/canonical-json.js';
 import { ENCODING_VERSION, transactionCanonicalText, type TransactionPreimage } from '../../../src/domain/shared/encoding.js';
 import { pendingTransaction, transactionHash, transactionsAuditPath, transactionsRoot, sha256 } from '../../../src/domain/hashing.js';
-import { transactionHashSteps } from '../../../src/domain/shared/chain-verification.js';
+import { transactionHashSteps } from '../../../src/domain/shared/chain-hashes.js';
 import { runHashSteps } from '../../../src/domain/shared/hash-steps.js';
 import type { TransactionType } from '../../../src/domain/transaction.js';
 import { bytesToHex, hexToBytes, toHashHex } from '../../../src/domain/shared/hex.js';

@@ -3,7 +3,7 @@
  * to be below 500: a 5xx throws at once and is also recorded, so a suite can assert at the end that
  * none happened even where errors are caught (e.g. requests cut off by a crash).
  */
-import type { BlockHeaderRecord } from '../../../src/domain/shared/chain-verification.js';
+import type { BlockHeaderRecord } from '../../../src/domain/shared/chain-hashes.js';
 
 export type ApiResponse<T = unknown> = {
   status: number;
@@ -159,7 +159,7 @@ export type TransactionRecord = {
 };
 
 /** The API's block header and proof records, as the shared verifier defines them. */
-export type { BlockHeaderRecord, InclusionProofRecord as ProofRecord } from '../../../src/domain/shared/chain-verification.js';
+export type { BlockHeaderRecord, InclusionProofRecord as ProofRecord } from '../../../src/domain/shared/chain-hashes.js';
 
 export type BlockRecord = BlockHeaderRecord & { transactions: string[] };
 
