@@ -1,3 +1,4 @@
+/** Blocks: the genesis block, a new block built on its parent (header hash and transactions root), and a block checked against its parent. */
 import { assert } from './shared/errors.js';
 import type { BlockHeaderRecord } from './shared/chain-hashes.js';
 import { blockCheckSteps } from './shared/chain-verification.js';

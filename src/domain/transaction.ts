@@ -1,3 +1,4 @@
+/** Transactions: their types, statuses and failure codes, and a submitted body parsed and checked into a request. */
 import { NUMBER_SIGNIFICANT_DIGITS_MAX, parseAmount, significantDigits } from './shared/amount.js';
 import type { JsonValue } from './shared/canonical-json.js';
 import { canonicalJson, isWellFormed } from './shared/canonical-json.js';

@@ -1,3 +1,4 @@
+/** Exact amounts: decimal text or JSON numbers parsed to bigint base units, formatted back, and rescaled between decimals. */
 import { InvalidRequestError } from './errors.js';
 
 /** Largest amount or balance the stores can hold: a signed 64-bit integer of base units. */

@@ -1,3 +1,4 @@
+/** Hex text of bytes and hashes (`0x` + 64 lowercase hex digits), both ways. */
 const HASH_HEX_PATTERN = /^0x[0-9a-f]{64}$/;
 
 const BYTE_HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));

@@ -1,3 +1,4 @@
+/** The two tokens (native and USDG), their decimals and symbols as clients may write them, and USD values from a price. */
 import { InvalidRequestError } from './errors.js';
 import { rescaleUnits, formatUnits } from './amount.js';
 

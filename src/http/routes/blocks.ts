@@ -1,3 +1,4 @@
+/** `GET /api/blocks` (a page of headers) and `GET /api/blocks/{number}` (a block with its transaction hashes). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { BlockPage, LedgerService } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, NOT_MODIFIED_RESPONSE, PATH_PARAMETER_ERROR_CODES, SEALED_RECORD_HEADERS } from '../openapi.js';

@@ -1,3 +1,4 @@
+/** `GET /healthz` (the process is up) and `GET /readyz` (the store answers and the identity provider's keys were fetched). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TokenVerifier } from '../../auth/token-verifier.js';
 import type { LedgerService } from '../../service/ledger-service.js';

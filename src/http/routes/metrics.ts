@@ -1,3 +1,4 @@
+/** `GET /metrics`: Prometheus text; behind `METRICS_TOKEN` as a bearer token when one is set. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { LedgerMetrics } from '../../metrics/ledger-metrics.js';
 import { createApiKeyCheck } from '../../auth/api-key-check.js';

@@ -1,3 +1,4 @@
+/** `GET /api/stats`: the network's statistics. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { LedgerService, Stats } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses } from '../openapi.js';

@@ -1,3 +1,4 @@
+/** Submitting transactions (one, or a batch), reading one by hash, and its inclusion proof. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { TokenRegistry } from '../../domain/shared/tokens.js';
