@@ -6,12 +6,19 @@
  */
 import type { HistoryNode } from '../domain/shared/history-tree.js';
 import type { Transaction } from '../domain/transaction.js';
-import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../service/ledger-store.js';
+import type { BalanceChange, StoredBlockHeader } from '../service/ledger-store.js';
 
 /** An account as stored: known since its first confirmed transaction, active as of its last confirmed transfer. */
 export type StoredAccount = { user_id: string; last_transfer_at: number | null };
 
 export type BalanceKey = { user_id: string; token: string };
+
+/**
+ * A transaction in no block, with its arrival number (`seq`, as the store numbered it), and whether it is
+ * in the queue the sealer takes its next block from (PostgreSQL: a row of `pending_transactions`; SQLite:
+ * always, its queue being the rows without a block). One that is not would never be sealed.
+ */
+export type UnsealedTransaction = { seq: number; transaction: Transaction; queued: boolean };
 
 /** Block headers read at once at the most. */
 export const AUDIT_BLOCK_PAGE_MAX = 1000;
@@ -32,7 +39,7 @@ export interface AuditReader {
    */
   blockTransactions(from_number: number, to_number: number, limit: number): Promise<Transaction[]>;
   /** Up to `limit` transactions that name no block, with seq > `after_seq`, in seq (arrival) order. */
-  unsealedTransactions(after_seq: number, limit: number): Promise<SequencedTransaction[]>;
+  unsealedTransactions(after_seq: number, limit: number): Promise<UnsealedTransaction[]>;
   /** Up to `limit` stored balances after `after` (null: from the first), ordered by user id, then token. */
   balances(after: BalanceKey | null, limit: number): Promise<BalanceChange[]>;
   /** The balance roots stored for blocks `from_number`..`to_number` (a database older than balance commitments has none). */

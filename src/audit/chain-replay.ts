@@ -35,6 +35,7 @@ export type DiscrepancyCode =
   | 'balance_root_mismatch'
   | 'account_mismatch'
   | 'unsealed_transaction_invalid'
+  | 'transaction_not_queued'
   | 'history_tree_mismatch';
 
 /** The first thing found that the database and the replay disagree on. */

@@ -148,16 +148,19 @@ async function checkNoTransactionBeyond(reader: AuditReader, latest: StoredBlock
   return beyond === undefined ? null : unknownBlock(beyond);
 }
 
-/** Every transaction without a block is pending, has no outcome, and hashes to its hash. */
+/** Every transaction without a block is pending, has no outcome, hashes to its hash, and is queued for the sealer. */
 async function checkUnsealed(reader: AuditReader, counts: { unsealed_transactions: number }): Promise<Discrepancy | null> {
   for (let after = 0; ;) {
     const page = await reader.unsealedTransactions(after, AUDIT_ROW_PAGE_MAX);
-    for (const { transaction: tx } of page) {
+    for (const { transaction: tx, queued } of page) {
       if (tx.status !== 'pending' || tx.position !== null || tx.error !== null) {
         return discrepancy('unsealed_transaction_invalid', null, tx.tx_hash, `the transaction is in no block, but is stored as ${tx.status}${tx.error === null ? '' : ` (${tx.error})`}`);
       }
       if (transactionHash(tx) !== tx.tx_hash) {
         return discrepancy('transaction_hash_mismatch', null, tx.tx_hash, 'the pending transaction does not hash to its tx_hash: its record was altered');
+      }
+      if (!queued) {
+        return discrepancy('transaction_not_queued', null, tx.tx_hash, "the transaction is in no block and not in the sealer's queue: it would never be sealed");
       }
     }
     counts.unsealed_transactions += page.length;

@@ -92,8 +92,6 @@ export type StoredBlockHeader = BlockHeader & { totals: ChainTotals };
  */
 export type PendingPosting = Posting & { seq: number; tx_hash: string; timestamp: number };
 
-/** A transaction with its arrival sequence number: its position in arrival order, as the store numbered it. */
-export type SequencedTransaction = { seq: number; transaction: Transaction };
 /** A transaction's place in an account's history: its row number (the arrival order), its hash, and whether it is sealed (its record final). */
 export type HistoryEntry = { seq: number; tx_hash: string; sealed: boolean };
 /** Hashes looked up in one `transactionsByHash` at the most (a page of history has at most 101). */

@@ -7,9 +7,9 @@
 import pg from 'pg';
 import type { HistoryNode } from '../../domain/shared/history-tree.js';
 import { hexToBytes } from '../../domain/shared/hex.js';
-import type { AuditReader, BalanceKey, StoredAccount } from '../../audit/audit-reader.js';
+import type { AuditReader, BalanceKey, StoredAccount, UnsealedTransaction } from '../../audit/audit-reader.js';
 import type { Transaction } from '../../domain/transaction.js';
-import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../../service/ledger-store.js';
+import type { BalanceChange, StoredBlockHeader } from '../../service/ledger-store.js';
 import { connectionSettings, type PostgresConnection } from './connection.js';
 import { OUTCOME_STATUS_SQL } from './schema.js';
 import { toStoredHeader, toTransaction, type BlockRow, type TransactionRow } from './postgres-store.js';
@@ -30,7 +30,8 @@ export const AUDIT_SQL = {
   blockTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transaction_outcomes o JOIN transactions t ON t.seq = o.seq
        WHERE o.block_number >= $1 AND o.block_number <= $2 ORDER BY o.block_number, o.position LIMIT $3`,
   // Every transaction without an outcome, queued or not: the audit reports one the sealer would never take.
-  unsealedTransactions: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN transaction_outcomes o ON o.seq = t.seq
+  unsealedTransactions: `SELECT ${TRANSACTION_COLUMNS}, EXISTS (SELECT 1 FROM pending_transactions p WHERE p.seq = t.seq) AS queued
+       FROM transactions t LEFT JOIN transaction_outcomes o ON o.seq = t.seq
        WHERE t.seq > $1 AND o.seq IS NULL ORDER BY t.seq LIMIT $2`,
   firstBalances: 'SELECT user_id, token, units::text AS units FROM balances ORDER BY user_id, token LIMIT $1',
   balancesAfter: 'SELECT user_id, token, units::text AS units FROM balances WHERE (user_id, token) > ($1, $2) ORDER BY user_id, token LIMIT $3',
@@ -86,9 +87,9 @@ export class PostgresAuditReader implements AuditReader {
     return (await this.rows<TransactionRow>('blockTransactions', [from_number, to_number, limit])).map(toTransaction);
   }
 
-  async unsealedTransactions(after_seq: number, limit: number): Promise<SequencedTransaction[]> {
-    const rows = await this.rows<TransactionRow>('unsealedTransactions', [after_seq, limit]);
-    return rows.map((row) => ({ seq: Number(row.seq), transaction: toTransaction(row) }));
+  async unsealedTransactions(after_seq: number, limit: number): Promise<UnsealedTransaction[]> {
+    const rows = await this.rows<TransactionRow & { queued: boolean }>('unsealedTransactions', [after_seq, limit]);
+    return rows.map((row) => ({ seq: Number(row.seq), transaction: toTransaction(row), queued: row.queued }));
   }
 
   async balances(after: BalanceKey | null, limit: number): Promise<BalanceChange[]> {

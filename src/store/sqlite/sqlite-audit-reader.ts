@@ -6,9 +6,9 @@
  */
 import Database from 'better-sqlite3';
 import type { HistoryNode } from '../../domain/shared/history-tree.js';
-import type { AuditReader, BalanceKey, StoredAccount } from '../../audit/audit-reader.js';
+import type { AuditReader, BalanceKey, StoredAccount, UnsealedTransaction } from '../../audit/audit-reader.js';
 import type { Transaction } from '../../domain/transaction.js';
-import type { BalanceChange, SequencedTransaction, StoredBlockHeader } from '../../service/ledger-store.js';
+import type { BalanceChange, StoredBlockHeader } from '../../service/ledger-store.js';
 import { toStoredHeader, toTransaction, type BlockRow } from './sqlite-store.js';
 
 const BLOCK_COLUMNS = 'number, hash, parent_hash, timestamp, transactions_count, transactions_root, total_transactions, total_users, transfer_volume_totals, native_price, swap_volume_usd';
@@ -88,9 +88,10 @@ export class SqliteAuditReader implements AuditReader {
     return transactions;
   }
 
-  async unsealedTransactions(after_seq: number, limit: number): Promise<SequencedTransaction[]> {
+  /** Queued, every one: the sealer takes its blocks from the rows without a block, in row order (the pending index). */
+  async unsealedTransactions(after_seq: number, limit: number): Promise<UnsealedTransaction[]> {
     const rows = this.statements.unsealedTransactions.all(after_seq, limit) as TransactionColumns[];
-    return rows.map((columns) => ({ seq: Number(columns[0]), transaction: columnsToTransaction(columns) }));
+    return rows.map((columns) => ({ seq: Number(columns[0]), transaction: columnsToTransaction(columns), queued: true }));
   }
 
   async balances(after: BalanceKey | null, limit: number): Promise<BalanceChange[]> {
