@@ -4,6 +4,7 @@
  * docs/api.md); for verification errors it names the check that failed.
  */
 import type { CheckCode } from '../../../src/domain/shared/chain-verification.js';
+import type { SignedCheckpoint } from '../../../src/domain/shared/checkpoint.js';
 
 /** RFC 9457 problem details, as every Tabula error response carries them. */
 export type Problem = {
@@ -152,17 +153,8 @@ export class MarketMismatchError extends TabulaError {
   }
 }
 
-/** A signed checkpoint as the service serves it (`GET /api/checkpoint`). */
-export type SignedCheckpoint = {
-  size: number;
-  history_root: string;
-  block_number: number;
-  block_hash: string;
-  timestamp: number;
-  note: string;
-  signature: string;
-  key_id: string;
-};
+/** A signed checkpoint as the service serves it (`GET /api/checkpoint`): the service's own type. */
+export type { SignedCheckpoint };
 
 /**
  * The service showed a history that does not extend the one this client trusted (it rewrote or
