@@ -6,21 +6,22 @@
  * token): built from the pending rows at open, and changed only when this connection's append or block
  * commits (never before the commit returns, so a rolled-back write leaves it as it was). Another
  * connection writing to the same file (a second handle, another process) changes SQLite's
- * `data_version`, which the store reads first in every write transaction and passes to `sync`: the
- * totals are then rebuilt from the pending rows inside that transaction, so they are exact whoever wrote. Judging a covered debit then costs one balance
+ * `data_version`, which the store reads first in every write transaction: the totals are then rebuilt
+ * from the pending rows (sqlite-pending-rows.ts, one scan with the pending history) inside that
+ * transaction, so they are exact whoever wrote. Judging a covered debit then costs one balance
  * look-up and no write: the issue-15 A/B measured the tables this replaced (a read of two running
  * totals and an upsert per sender per append, a read and an upsert per sender per block) at 6–9 % of
  * the submit rate. PostgreSQL keeps the figure in memory too, per instance (postgres-failure-budget.ts).
  */
 import type Database from 'better-sqlite3';
 import type { TransactionType } from '../../domain/transaction.js';
-import { BudgetPass, budgetItem, DEBIT_TYPES_SQL, debitsByAccount, settlementOf, type BudgetSources, type DebitSum } from '../../failure-budget/failure-budget-policy.js';
+import { BudgetPass, budgetItem, DEBIT_TYPES_SQL, debitsByAccount, isDebit, settlementOf, type BudgetSources, type DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PendingDebits } from '../../failure-budget/pending-debits.js';
 import type { AppendResult, PendingAppend } from '../../service/ledger-store.js';
+import type { PendingRow, PendingRowsCopy } from './sqlite-pending-rows.js';
 
 export const FAILURE_BUDGET_SQL = {
   balance: 'SELECT units FROM balances WHERE user_id = ? AND token = ?',
-  pendingDebits: `SELECT from_id AS "from", token, type, amount AS amount_units FROM transactions WHERE status = 'pending' AND type IN (${DEBIT_TYPES_SQL})`,
   charged: 'SELECT charged FROM failure_budgets WHERE subject = ? AND window_start_s = ?',
   putCharged: `INSERT INTO failure_budgets (subject, window_start_s, charged) VALUES (?, ?, ?)
        ON CONFLICT (subject, window_start_s) DO UPDATE SET charged = excluded.charged`,
@@ -43,33 +44,35 @@ export type SqliteBudgetPass = {
   committed(): void;
 };
 
-export class SqliteFailureBudget {
+/** Empty until the store's first sync (sqlite-pending-rows.ts) builds it from the pending rows. */
+export class SqliteFailureBudget implements PendingRowsCopy {
   private readonly statements: Statements;
   /** Debits appended and not sealed yet. */
   private readonly pending = new PendingDebits();
   /** SQLite's data_version when `pending` was last known exact; another connection's commit changes it. */
-  private data_version: number;
+  data_version: number | null = null;
 
-  /** `data_version`: SQLite's, read by the store as this is built (the pending rows are read at it). */
-  constructor(db: Database.Database, data_version: number) {
+  constructor(db: Database.Database) {
     const entries = Object.entries(FAILURE_BUDGET_SQL).map(([name, sql]) => [name, db.prepare(sql)]);
     this.statements = Object.fromEntries(entries) as Statements;
     this.statements.balance.safeIntegers(true).pluck(true);
-    this.statements.pendingDebits.safeIntegers(true);
     this.statements.blockDebits.safeIntegers(true);
     this.statements.charged.pluck(true);
-    this.rebuild();
+  }
+
+  clear(): void {
+    this.pending.clear();
+  }
+
+  addPendingRow(row: PendingRow): void {
+    if (isDebit(row.type)) this.pending.add(row.from, row.token, row.amount_units);
+  }
+
+  rebuilt(data_version: number): void {
     this.data_version = data_version;
   }
 
-  /** First thing in every write transaction that appends or seals, with SQLite's data_version read in it: rebuilds the totals if another connection wrote since. */
-  sync(data_version: number): void {
-    if (data_version === this.data_version) return;
-    this.rebuild();
-    this.data_version = data_version;
-  }
-
-  /** Call inside the append's write transaction, after `sync`. */
+  /** Call inside the append's write transaction, after the store's sync. */
   begin(): SqliteBudgetPass {
     const s = this.statements;
     const sources: BudgetSources = {
@@ -108,14 +111,6 @@ export class SqliteFailureBudget {
   settleBlock(number: number, settled: readonly DebitSum[] | null): () => void {
     const changes = settled ?? settlementOf(debitsByAccount(this.statements.blockDebits.all(number) as DebitRow[]));
     return () => this.pending.addAll(changes);
-  }
-
-  /** The pending totals from the pending rows. */
-  private rebuild(): void {
-    this.pending.clear();
-    for (const row of this.statements.pendingDebits.iterate() as IterableIterator<DebitRow>) {
-      this.pending.add(row.from, row.token, row.amount_units);
-    }
   }
 }
 

@@ -12,43 +12,45 @@
  * Kept as the failure budget keeps its pending debits (sqlite-failure-budget.ts): built from the pending
  * rows at open, changed only after this connection's append or block has committed (so a rolled-back
  * write leaves it as it was, and a reader on the event loop never sees a row in both places or in
- * neither), and rebuilt when another connection has written to the file (SQLite's `data_version`, which the
- * store reads before each history read and in each write transaction, once for this and the failure budget). How much it holds is what is pending, which
- * `PENDING_MAX` bounds.
+ * neither), and rebuilt when another connection has written to the file (SQLite's `data_version`, which
+ * the store reads before each history read and in each write transaction; both are rebuilt from one scan,
+ * sqlite-pending-rows.ts). How much it holds is what is pending, which `PENDING_MAX` bounds.
  */
 import type Database from 'better-sqlite3';
 import { assert } from '../../domain/shared/errors.js';
 import type { HistoryEntry } from '../../service/ledger-store.js';
+import type { PendingRow, PendingRowsCopy } from './sqlite-pending-rows.js';
 
 export const PENDING_HISTORY_SQL = {
-  pendingRows: "SELECT seq, from_id, to_id FROM transactions WHERE status = 'pending' ORDER BY seq",
   blockRows: 'SELECT seq, from_id, to_id FROM transactions WHERE block_number = ?',
 } as const;
 
 /** A transaction's row number and the two accounts whose history holds it. */
 export type PendingHistoryRow = { seq: number; from: string; to: string };
 
-export class SqlitePendingHistory {
+/** Empty until the store's first sync (sqlite-pending-rows.ts) builds it from the pending rows. */
+export class SqlitePendingHistory implements PendingRowsCopy {
   private readonly statements: { [name in keyof typeof PENDING_HISTORY_SQL]: Database.Statement };
   /** Each account's pending transactions, sender's or receiver's: row numbers, oldest first. */
   private readonly by_account = new Map<string, number[]>();
   /** SQLite's data_version when this was last known exact; another connection's commit changes it. */
-  private data_version: number;
+  data_version: number | null = null;
 
-  /** `data_version`: SQLite's, read by the store as this is built (the pending rows are read at it). */
-  constructor(db: Database.Database, data_version: number) {
+  constructor(db: Database.Database) {
     this.statements = {
-      pendingRows: db.prepare(PENDING_HISTORY_SQL.pendingRows).raw(true),
       blockRows: db.prepare(PENDING_HISTORY_SQL.blockRows).raw(true),
     };
-    this.rebuild();
-    this.data_version = data_version;
   }
 
-  /** Before a read, and first thing in a write transaction that appends or seals, with SQLite's data_version read then: rebuilds if another connection wrote since. */
-  sync(data_version: number): void {
-    if (data_version === this.data_version) return;
-    this.rebuild();
+  clear(): void {
+    this.by_account.clear();
+  }
+
+  addPendingRow(row: PendingRow): void {
+    this.add(row.seq, row.from, row.to);
+  }
+
+  rebuilt(data_version: number): void {
     this.data_version = data_version;
   }
 
@@ -124,12 +126,6 @@ export class SqlitePendingHistory {
       if (left.length === 0) this.by_account.delete(account);
       else this.by_account.set(account, left);
     }
-  }
-
-  /** Everything from the pending rows. */
-  private rebuild(): void {
-    this.by_account.clear();
-    for (const [seq, from, to] of this.statements.pendingRows.iterate() as IterableIterator<[number, string, string]>) this.add(seq, from, to);
   }
 }
 

@@ -44,6 +44,7 @@ import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { MIGRATIONS } from './schema.js';
 import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-budget.js';
 import { newestOf, SqlitePendingHistory, type PendingHistoryRow } from './sqlite-pending-history.js';
+import { SqlitePendingRows } from './sqlite-pending-rows.js';
 import { SqliteWebhookStore } from './sqlite-webhook-store.js';
 import { DEFAULT_WAL_CHECKPOINT_LIMITS, WalCheckpointer, type WalCheckpointLimits, type WalCheckpointStats } from './wal-checkpointer.js';
 import { assert } from '../../domain/shared/errors.js';
@@ -131,6 +132,8 @@ export class SqliteStore implements LedgerStore {
   private readonly failure_budget: SqliteFailureBudget;
   /** Each account's pending transactions, for its history (the indexes hold sealed ones only). */
   private readonly pending_history: SqlitePendingHistory;
+  /** Builds both from one scan of the pending rows, at open and after another connection's write. */
+  private readonly pending_rows: SqlitePendingRows;
   /** Null for an in-memory database, or when SQLite checkpoints in the commit. */
   private readonly checkpointer: WalCheckpointer | null;
   /**
@@ -151,9 +154,10 @@ export class SqliteStore implements LedgerStore {
     this.health = health;
     this.checkpointer = checkpointer;
     this.statements = prepareStatements(db);
-    const data_version = this.dataVersion();
-    this.failure_budget = new SqliteFailureBudget(db, data_version);
-    this.pending_history = new SqlitePendingHistory(db, data_version);
+    this.failure_budget = new SqliteFailureBudget(db);
+    this.pending_history = new SqlitePendingHistory(db);
+    this.pending_rows = new SqlitePendingRows(db, [this.failure_budget, this.pending_history]);
+    this.pending_rows.sync(this.dataVersion());
     this.wal = wal_path === null ? null : fs.promises.open(wal_path, 'r');
     // Observed here so a failure is not an unhandled rejection; the first append still sees it and fails.
     this.wal?.catch(() => undefined);
@@ -211,9 +215,7 @@ export class SqliteStore implements LedgerStore {
 
   /** First thing in a write transaction that appends or seals: what is kept in memory of the pending rows, rebuilt if another connection wrote since. */
   private syncWithOtherWriters(): void {
-    const data_version = this.dataVersion();
-    this.failure_budget.sync(data_version);
-    this.pending_history.sync(data_version);
+    this.pending_rows.sync(this.dataVersion());
   }
 
   private lastEventSequence(): number {
@@ -263,7 +265,7 @@ export class SqliteStore implements LedgerStore {
 
   async accountHistory(user_id: string, before_seq: number | null, limit: number): Promise<HistoryEntry[]> {
     const before = before_seq ?? SEQ_END;
-    this.pending_history.sync(this.dataVersion());
+    this.pending_rows.sync(this.dataVersion());
     const pending = this.pending_history.page(user_id, before_seq, limit)
       .map((seq): HistoryEntry => ({ seq, tx_hash: this.statements.hashAtSeq.get(seq) as string, sealed: false }));
     const rows = this.statements.accountHistory.all(user_id, before, user_id, before, limit) as Array<[number, string]>;
@@ -272,7 +274,7 @@ export class SqliteStore implements LedgerStore {
 
   async newestAccountSeq(user_id: string, before_seq: number | null): Promise<number | null> {
     const before = before_seq ?? SEQ_END;
-    this.pending_history.sync(this.dataVersion());
+    this.pending_rows.sync(this.dataVersion());
     const pending = this.pending_history.newest(user_id, before_seq);
     const sealed = this.statements.newestAccountSeq.get(user_id, before, user_id, before) as number;
     const newest = Math.max(pending ?? 0, sealed);
