@@ -9,6 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SQL, SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { PENDING_ROWS_SQL } from '../../src/store/sqlite/sqlite-pending-rows.js';
 
 const READS = ['getTransaction', 'balance', 'balancesOfUser', 'latestBlock', 'blockAtOrBefore', 'getBlock', 'listBlocks', 'blockTransactionHashes', 'activeUsers', 'findIdempotency', 'sealTransaction', 'sealTransactionBySeq', 'touchAccount', 'sealedEventTransactions', 'newestAccountSeq', 'newestSeq'] as const;
 
@@ -99,5 +100,10 @@ describe('SQLite query plans', () => {
   it.each(['pendingTransactions', 'pendingPostings'] as const)('%s takes pending transactions from the partial index of pending ones only', (name) => {
     const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL[name]}`).all(1) as Array<{ detail: string }>).map((row) => row.detail);
     expect(plan[0]).toMatch(/USING INDEX transactions_pending/);
+  });
+
+  it('rebuilds what is kept in memory of the pending rows from the partial index of pending ones, in row order, with no sort', () => {
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${PENDING_ROWS_SQL}`).all() as Array<{ detail: string }>).map((row) => row.detail);
+    expect(plan, plan.join(' | ')).toEqual(['SCAN transactions USING INDEX transactions_pending']);
   });
 });
