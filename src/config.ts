@@ -8,7 +8,7 @@ import { parseAmount } from './domain/shared/amount.js';
 import { PENDING_MAX_DEFAULT, PENDING_MAX_LIMIT } from './backpressure/pending-backlog.js';
 import { FAILURE_BUDGET_PER_HOUR_DEFAULT, FAILURE_BUDGET_PER_HOUR_MAX } from './failure-budget/failure-budget-policy.js';
 import { PRICE_DECIMALS, USDG_SYMBOL } from './domain/shared/tokens.js';
-import { POOL_FEE_BPS_DEFAULT, POOL_FEE_BPS_MAX } from './market/pool.js';
+import { POOL_FEE_BPS_DEFAULT, POOL_FEE_BPS_MAX } from './domain/market/pool.js';
 import { READ_CACHE_DEFAULT_BYTES, READ_CACHE_LIMIT_BYTES } from './read-cache/sealed-record-cache.js';
 import { HEAP_GROWING_PERCENT_DEFAULT, HEAP_GROWING_PERCENT_MAX } from './runtime/heap-growth.js';
 import { POSTGRES_TIMEOUTS_DEFAULT, SCHEMA_NAME_PATTERN, type PostgresTimeouts } from './store/postgres/connection.js';

@@ -7,7 +7,7 @@
  * replayed balances and accounts.
  */
 import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/shared/tokens.js';
-import { POOL_FEE_BPS_DEFAULT } from '../market/pool.js';
+import { POOL_FEE_BPS_DEFAULT } from '../domain/market/pool.js';
 import { transactionHash } from '../domain/hashing.js';
 import { balanceKey } from '../domain/balance-book.js';
 import type { Transaction } from '../domain/transaction.js';

@@ -6,7 +6,7 @@
  */
 import { UNITS_MAX } from './shared/amount.js';
 import { assert } from './shared/errors.js';
-import { assertSwapKeepsInvariants, swapAmountOut } from '../market/pool.js';
+import { assertSwapKeepsInvariants, swapAmountOut } from './market/pool.js';
 import { POOL_ACCOUNT } from './system-accounts.js';
 import type { FailureCode, TransactionType } from './transaction.js';
 

@@ -3,7 +3,7 @@ import { formatUnits } from '../domain/shared/amount.js';
 import { PRICE_DECIMALS, formatUsdMicros, type TokenRegistry } from '../domain/shared/tokens.js';
 import type { Block, BlockHeader } from '../domain/block.js';
 import type { Transaction } from '../domain/transaction.js';
-import type { Candle, CandleInterval } from '../market/candles.js';
+import type { Candle, CandleInterval } from '../domain/market/candles.js';
 import type { AccountHistoryPage, Balances, MarketState, ProvenBalances, Quote, Stats } from '../service/ledger-service.js';
 import type { FastifyReply } from 'fastify';
 import { ExactNumber, stringifyExact } from './exact-json.js';

@@ -7,7 +7,7 @@ import type { Block, BlockHeader } from '../domain/block.js';
 import type { HistoryNode, NodeKey } from '../domain/shared/history-tree.js';
 import type { Posting } from '../domain/balance-book.js';
 import type { FailureCode, Transaction } from '../domain/transaction.js';
-import type { Candle, CandleInterval } from '../market/candles.js';
+import type { Candle, CandleInterval } from '../domain/market/candles.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
 
 /** A pending transaction to append, with its optional idempotency record. */

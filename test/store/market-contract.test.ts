@@ -14,7 +14,7 @@ import { formatUnits } from '../../src/domain/shared/amount.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import { POOL_ACCOUNT } from '../../src/domain/system-accounts.js';
 import type { Transaction, TransactionType } from '../../src/domain/transaction.js';
-import { CANDLE_INTERVALS } from '../../src/market/candles.js';
+import { CANDLE_INTERVALS } from '../../src/domain/market/candles.js';
 import { BlockProducer } from '../../src/service/block-producer.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 import { createTestDatabase, testStoreKind as database_kind, type TestDatabase } from '../support/test-database.js';

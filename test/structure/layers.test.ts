@@ -43,12 +43,10 @@ function violations(from: (file: string) => boolean, to: (target: string) => boo
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
 
 /**
- * The imports that cross a layer today, each with why; any other fails. The pool's arithmetic is pure and
- * the balance book applies swaps with it (it would sit in src/domain); an event's payload is the API's own
+ * The imports that cross a layer today, each with why; any other fails. An event's payload is the API's own
  * view of its record (src/http/views.ts), so that a stream and a GET say the same.
  */
 const KNOWN_CROSSINGS = [
-  'domain/balance-book.ts → market/pool.ts',
   'events/event.ts → http/exact-json.ts',
   'events/event.ts → http/views.ts',
 ];

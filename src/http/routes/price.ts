@@ -1,7 +1,7 @@
 /** The market's reads: the pool as of the newest block, a quote against its reserves, and the price candles. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TokenRegistry } from '../../domain/shared/tokens.js';
-import { CANDLE_LIMIT_DEFAULT, CANDLE_LIMIT_MAX, isCandleInterval, type CandleInterval } from '../../market/candles.js';
+import { CANDLE_LIMIT_DEFAULT, CANDLE_LIMIT_MAX, isCandleInterval, type CandleInterval } from '../../domain/market/candles.js';
 import type { LedgerService } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses } from '../openapi.js';
 import { HttpProblem } from '../problem.js';

@@ -10,7 +10,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Block, BlockHeader } from '../../domain/block.js';
 import type { FailureCode, Metadata, Transaction, TransactionStatus, TransactionType } from '../../domain/transaction.js';
-import type { Candle, CandleInterval } from '../../market/candles.js';
+import type { Candle, CandleInterval } from '../../domain/market/candles.js';
 import type {
   AppendResult,
   BalanceChange,

@@ -296,7 +296,7 @@ CREATE TABLE history_nodes (
 `,
   },
   {
-    // The market (src/market): swaps, their minimum and payout, each block's price and the running
+    // The market (src/domain/market): swaps, their minimum and payout, each block's price and the running
     // USD volume of swaps, and the price candles kept as blocks are sealed. The widened CHECK is added
     // NOT VALID (every stored row already satisfies it), and nullable columns are instant to add.
     version: 7,

@@ -260,7 +260,7 @@ CREATE TABLE history_nodes (
 `,
   },
   {
-    // The market (src/market): swaps, their minimum and payout, each block's price and the running
+    // The market (src/domain/market): swaps, their minimum and payout, each block's price and the running
     // USD volume of swaps, and the price candles kept as blocks are sealed. SQLite cannot widen a CHECK
     // in place, so the transactions table is rebuilt (one copy of it, once, at start-up; see
     // docs/operations.md) with the `swap` type and the three new columns, and its indexes and triggers

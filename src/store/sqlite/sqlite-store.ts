@@ -19,7 +19,7 @@ import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Block, BlockHeader } from '../../domain/block.js';
 import type { Metadata, Transaction, TransactionType, FailureCode, TransactionStatus } from '../../domain/transaction.js';
-import type { Candle, CandleInterval } from '../../market/candles.js';
+import type { Candle, CandleInterval } from '../../domain/market/candles.js';
 import type {
   AppendResult,
   BalanceChange,

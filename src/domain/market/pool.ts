@@ -3,8 +3,8 @@
  * the reserves imply, and the invariants a swap must keep. Shared by the sealer, the audit replay and
  * the quote.
  */
-import { assert } from '../domain/shared/errors.js';
-import { NATIVE_DECIMALS, PRICE_DECIMALS, USDG_DECIMALS } from '../domain/shared/tokens.js';
+import { assert } from '../shared/errors.js';
+import { NATIVE_DECIMALS, PRICE_DECIMALS, USDG_DECIMALS } from '../shared/tokens.js';
 
 /** Fees are in basis points of the amount paid in. */
 export const FEE_BPS_DENOMINATOR = 10_000n;
