@@ -1,5 +1,5 @@
 /** What the CLI prints: aligned `key  value` lines for people, or the API's JSON with `--json`. */
-import { ExactNumber, stringifyExact } from '../http/exact-json.js';
+import { ExactNumber, stringifyExact } from '../views/exact-json.js';
 
 export type Sink = { write(text: string): unknown; isTTY?: boolean };
 export type Output = { json: boolean; stdout: Sink; stderr: Sink };

@@ -11,8 +11,8 @@
 import type { Transaction } from '../domain/transaction.js';
 import type { TokenRegistry } from '../domain/shared/tokens.js';
 import type { StoredEvent } from '../service/ledger-store.js';
-import { stringifyExact } from '../http/exact-json.js';
-import { blockHeaderView, transactionView } from '../http/views.js';
+import { stringifyExact } from '../views/exact-json.js';
+import { blockHeaderView, transactionView } from '../views/record-views.js';
 
 export const EVENT_TYPES = ['transaction.accepted', 'transaction.confirmed', 'transaction.failed', 'block.sealed'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

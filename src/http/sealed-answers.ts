@@ -9,7 +9,7 @@ import { assert } from '../domain/shared/errors.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { HistoryEntry } from '../service/ledger-store.js';
 import type { AccountHistoryPage } from '../service/ledger-service.js';
-import { stringifyExact } from './exact-json.js';
+import { stringifyExact } from '../views/exact-json.js';
 import type { TurnGathering } from './turn-gathering.js';
 
 /** Private: every answer needs a token, so a shared cache must not hand it to a caller without one. */

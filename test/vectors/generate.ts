@@ -17,8 +17,8 @@ import { blockHash, pendingTransaction, sha256, transactionsAuditPath, transacti
 import { toHashHex } from '../../src/domain/shared/hex.js';
 import { TokenRegistry } from '../../src/domain/shared/tokens.js';
 import type { Metadata, TransactionType } from '../../src/domain/transaction.js';
-import { stringifyExact } from '../../src/http/exact-json.js';
-import { transactionView } from '../../src/http/views.js';
+import { stringifyExact } from '../../src/views/exact-json.js';
+import { transactionView } from '../../src/views/record-views.js';
 
 export const VECTORS_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), 'hashing-vectors.json');
 

@@ -6,11 +6,12 @@ import type { LedgerService } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, PATH_PARAMETER_ERROR_CODES } from '../openapi.js';
 import { parseHistoryPage, parseProofFlag } from '../parameters.js';
 import { AccountHistorySchema, AccountHistoryQuerySchema, BalanceQuerySchema, ProvenBalanceSchema, UserParamsSchema } from '../schemas.js';
-import { accountHistoryJson, balanceView, jsonOncePerObject, provenBalanceView, sendExact, sendJsonText, transactionView } from '../views.js';
+import { balanceView, provenBalanceView, transactionView } from '../../views/record-views.js';
+import { accountHistoryJson, jsonOncePerObject, sendExact, sendJsonText } from '../json-replies.js';
 import { historyPageKey, isFinalPage, transactionAnswers } from '../sealed-answers.js';
 import type { SealedRecordCache } from '../../read-cache/sealed-record-cache.js';
 import type { Transaction } from '../../domain/transaction.js';
-import { stringifyExact } from '../exact-json.js';
+import { stringifyExact } from '../../views/exact-json.js';
 import type { Balances } from '../../service/ledger-service.js';
 
 type Options = { service: LedgerService; tokens: TokenRegistry; read_cache: SealedRecordCache };

@@ -5,7 +5,8 @@ import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses, NO
 import { parseBlockNumber, parsePagination } from '../parameters.js';
 import { BlockPageSchema, BlockParamsSchema, BlockSchema, BlocksQuerySchema } from '../schemas.js';
 import { sendRecord, type KeptAnswers } from '../sealed-answers.js';
-import { blockHeaderView, blockView, jsonOncePerObject, sendJsonText } from '../views.js';
+import { blockHeaderView, blockView } from '../../views/record-views.js';
+import { jsonOncePerObject, sendJsonText } from '../json-replies.js';
 import type { BlockHeader } from '../../domain/block.js';
 
 export const blockRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; kept_answers: KeptAnswers }> = async (app, { service, kept_answers }) => {

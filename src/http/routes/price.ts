@@ -6,7 +6,8 @@ import type { LedgerService } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses } from '../openapi.js';
 import { HttpProblem } from '../problem.js';
 import { MarketSchema, PriceHistoryQuerySchema, PriceHistorySchema, QuoteQuerySchema, QuoteSchema } from '../schemas.js';
-import { marketView, priceHistoryView, quoteView, sendExact } from '../views.js';
+import { marketView, priceHistoryView, quoteView } from '../../views/record-views.js';
+import { sendExact } from '../json-replies.js';
 
 export const priceRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService; tokens: TokenRegistry }> = async (app, { service, tokens }) => {
   app.get('/market', {

@@ -3,8 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { LedgerService, Stats } from '../../service/ledger-service.js';
 import { API_ERROR_CODES, API_RESPONSE_HEADERS, API_SECURITY, errorResponses } from '../openapi.js';
 import { StatsSchema } from '../schemas.js';
-import { stringifyExact } from '../exact-json.js';
-import { jsonOncePerObject, sendJsonText, statsView } from '../views.js';
+import { stringifyExact } from '../../views/exact-json.js';
+import { statsView } from '../../views/record-views.js';
+import { jsonOncePerObject, sendJsonText } from '../json-replies.js';
 
 export const statsRoutes: FastifyPluginAsyncTypebox<{ service: LedgerService }> = async (app, { service }) => {
   // The service computes the statistics once per second and newest block and hands every request of

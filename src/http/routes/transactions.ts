@@ -17,7 +17,7 @@ import {
 } from '../schemas.js';
 import { principalOf } from '../request-guard.js';
 import type { HistoryService } from '../../service/history-service.js';
-import { transactionView } from '../views.js';
+import { transactionView } from '../../views/record-views.js';
 import { sendRecord, transactionKey, type KeptAnswers } from '../sealed-answers.js';
 
 /** A batch of 1000 plain transfers is about 100 KiB; this leaves room for metadata. */

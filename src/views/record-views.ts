@@ -1,13 +1,14 @@
-/** Domain records → JSON bodies; amounts become exact decimal numbers here and nowhere else. */
+/**
+ * Domain records → the API's JSON views; amounts become exact decimal numbers here and nowhere else.
+ * The HTTP answers and the event payloads (src/events) both write these, so a stream and a GET say the same.
+ */
 import { formatUnits } from '../domain/shared/amount.js';
 import { PRICE_DECIMALS, formatUsdMicros, type TokenRegistry } from '../domain/shared/tokens.js';
 import type { Block, BlockHeader } from '../domain/block.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { Candle, CandleInterval } from '../domain/market/candles.js';
-import type { AccountHistoryPage, Balances, MarketState, ProvenBalances, Quote, Stats } from '../service/ledger-service.js';
-import type { FastifyReply } from 'fastify';
-import { ExactNumber, stringifyExact } from './exact-json.js';
-import { historyCursor } from './parameters.js';
+import type { Balances, MarketState, ProvenBalances, Quote, Stats } from '../service/ledger-service.js';
+import { ExactNumber } from './exact-json.js';
 import { POOL_ACCOUNT } from '../domain/system-accounts.js';
 
 export function transactionView(tx: Transaction, tokens: TokenRegistry) {
@@ -50,15 +51,6 @@ export function blockView(block: Block) {
   return { ...blockHeaderView(block), transactions: block.transactions };
 }
 
-/**
- * A page of an account's history, `{user_id, transactions, next_cursor}`: its transactions are the JSON
- * texts `GET /transactions/{hash}` answers (sealed ones kept serialised), put in as they are.
- */
-export function accountHistoryJson(page: AccountHistoryPage, transactions: readonly string[]): string {
-  const next_cursor = page.next_before_seq === null ? null : historyCursor(page.next_before_seq);
-  return `{"user_id":${JSON.stringify(page.user_id)},"transactions":[${transactions.join(',')}],"next_cursor":${JSON.stringify(next_cursor)}}`;
-}
-
 export function balanceView(balances: Balances, tokens: TokenRegistry) {
   return {
     user_id: balances.user_id,
@@ -82,33 +74,6 @@ export function statsView(stats: Stats) {
     active_users_24h: stats.active_users_24h,
     latest_block_number: stats.latest_block_number,
   };
-}
-
-/** Sends a view whose amounts must keep their exact decimal text (not Fastify's number serializer). */
-export function sendExact(reply: unknown, view: unknown): FastifyReply {
-  return sendJsonText(reply, stringifyExact(view));
-}
-
-/**
- * `write` made to run once per object: for records that never change once made (a sealed header, the
- * statistics of one second and block), whose holders hand every request the same object. The JSON
- * lives as long as the object does.
- */
-export function jsonOncePerObject<Value extends object>(write: (value: Value) => string): (value: Value) => string {
-  const written = new WeakMap<Value, string>();
-  return (value) => {
-    let json = written.get(value);
-    if (json === undefined) {
-      json = write(value);
-      written.set(value, json);
-    }
-    return json;
-  };
-}
-
-/** Sends JSON text the route wrote itself (its schema's serializer is skipped: the text must be what it would write). */
-export function sendJsonText(reply: unknown, json: string): FastifyReply {
-  return (reply as FastifyReply).type('application/json; charset=utf-8').send(json);
 }
 
 function priceNumber(units: bigint): ExactNumber {
