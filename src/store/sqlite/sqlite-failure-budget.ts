@@ -50,7 +50,7 @@ export class SqliteFailureBudget implements PendingRowsCopy {
   /** Debits appended and not sealed yet. */
   private readonly pending = new PendingDebits();
   /** SQLite's data_version when `pending` was last known exact; another connection's commit changes it. */
-  data_version: number | null = null;
+  private exact_at: number | null = null;
 
   constructor(db: Database.Database) {
     const entries = Object.entries(FAILURE_BUDGET_SQL).map(([name, sql]) => [name, db.prepare(sql)]);
@@ -68,8 +68,12 @@ export class SqliteFailureBudget implements PendingRowsCopy {
     if (isDebit(row.type)) this.pending.add(row.from, row.token, row.amount_units);
   }
 
+  get data_version(): number | null {
+    return this.exact_at;
+  }
+
   rebuilt(data_version: number): void {
-    this.data_version = data_version;
+    this.exact_at = data_version;
   }
 
   /** Call inside the append's write transaction, after the store's sync. */

@@ -34,7 +34,7 @@ export class SqlitePendingHistory implements PendingRowsCopy {
   /** Each account's pending transactions, sender's or receiver's: row numbers, oldest first. */
   private readonly by_account = new Map<string, number[]>();
   /** SQLite's data_version when this was last known exact; another connection's commit changes it. */
-  data_version: number | null = null;
+  private exact_at: number | null = null;
 
   constructor(db: Database.Database) {
     this.statements = {
@@ -50,8 +50,12 @@ export class SqlitePendingHistory implements PendingRowsCopy {
     this.add(row.seq, row.from, row.to);
   }
 
+  get data_version(): number | null {
+    return this.exact_at;
+  }
+
   rebuilt(data_version: number): void {
-    this.data_version = data_version;
+    this.exact_at = data_version;
   }
 
   /** Adds transactions this connection has stored; call once their append has committed, in row order. */
