@@ -10,6 +10,7 @@ const CONTRACT_SUITES = [
   'test/store/event-log-contract.test.ts',
   'test/store/market-contract.test.ts',
   'test/store/failure-budget-contract.test.ts',
+  'test/store/webhook-store-contract.test.ts',
   'test/http/event-stream.test.ts',
   'test/service/competing-sealers.test.ts',
   'test/readme/**/*.test.ts',

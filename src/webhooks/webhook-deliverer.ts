@@ -79,6 +79,11 @@ export class WebhookDeliverer {
   private stop_listening: (() => void) | null = null;
   private ticking = false;
   private tick_again = false;
+  /**
+   * Whether an endpoint was active at the last look (the poll's, or an admin's change). While none is, a
+   * new event looks for nothing: the store is not asked at every group commit for endpoints it has not.
+   */
+  private any_active = true;
   private stopped = false;
   private failure_logged_at_ms = Number.NEGATIVE_INFINITY;
   /** Numbers the claims: each claim's leases carry the token `<owner>/<claims>`. */
@@ -106,10 +111,10 @@ export class WebhookDeliverer {
       .catch((error: unknown) => this.tickFailed(error))
       .finally(() => {
         if (this.stopped) return;
-        this.stop_listening = this.feed.onAdvance(() => this.wake());
-        this.timer = setInterval(() => this.wake(), this.options.poll_interval_ms);
+        this.stop_listening = this.feed.onAdvance(() => this.eventsArrived());
+        this.timer = setInterval(() => this.poll(), this.options.poll_interval_ms);
         this.timer.unref();
-        this.wake();
+        this.poll();
       });
   }
 
@@ -122,8 +127,27 @@ export class WebhookDeliverer {
     await Promise.allSettled([...this.workers.values()]);
   }
 
-  /** Look for due endpoints now (e.g. after an admin changed one). */
+  /** Look for due endpoints now: an admin changed one (it may be active now). */
   wake(): void {
+    this.any_active = true;
+    this.look();
+  }
+
+  /** Every `poll_interval_ms`: learns whether any endpoint is active (another instance may have added one), then looks. */
+  private poll(): void {
+    void this.store.hasActiveEndpoints()
+      .then((active) => {
+        this.any_active = active;
+      }, (error: unknown) => this.tickFailed(error))
+      .finally(() => this.look());
+  }
+
+  /** The log grew: look for due endpoints, unless none was active at the last look. */
+  private eventsArrived(): void {
+    if (this.any_active) this.look();
+  }
+
+  private look(): void {
     if (this.stopped) return;
     if (this.ticking) {
       this.tick_again = true;
@@ -136,7 +160,7 @@ export class WebhookDeliverer {
         this.ticking = false;
         if (this.tick_again) {
           this.tick_again = false;
-          this.wake();
+          this.look();
         }
       });
   }
@@ -167,7 +191,7 @@ export class WebhookDeliverer {
         .catch((error: unknown) => this.logger.warn({ err: error, endpoint: endpoint.id }, 'delivering to a webhook endpoint failed; it is tried again at the next poll'))
         .finally(() => {
           this.workers.delete(endpoint.id);
-          if (!this.stopped) this.wake();
+          if (!this.stopped) this.look();
         });
       this.workers.set(endpoint.id, worker);
     }

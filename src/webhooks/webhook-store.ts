@@ -86,6 +86,8 @@ export interface WebhookStore {
    * leased (or whose lease expired), to `token` until `lease_until_ms`.
    */
   claimDue(token: string, now_ms: number, lease_until_ms: number, head: number, limit: number): Promise<WebhookEndpoint[]>;
+  /** Whether any endpoint is active: while none is, the deliverer does not look for due ones at every new event. */
+  hasActiveEndpoints(): Promise<boolean>;
   /**
    * As the lease holder: extends the lease to `lease_until_ms`, applies `changes`, records `attempt`
    * (if any) in one transaction. False (and nothing written) when `token` is no longer the lease.

@@ -14,6 +14,7 @@ const SQL = {
   // Creations queue on this lock, so that two at once cannot both pass the limit.
   lock: 'LOCK TABLE webhook_endpoints IN SHARE ROW EXCLUSIVE MODE',
   count: 'SELECT COUNT(*)::int AS count FROM webhook_endpoints',
+  anyActive: "SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE status = 'active') AS active",
   insert: `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) VALUES (${placeholders(ENDPOINT_COLUMNS.length)})`,
   get: 'SELECT * FROM webhook_endpoints WHERE id = $1',
   list: 'SELECT * FROM webhook_endpoints WHERE id > $1 ORDER BY id LIMIT $2',
@@ -72,6 +73,10 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async claimDue(token: string, now_ms: number, lease_until_ms: number, head: number, limit: number): Promise<WebhookEndpoint[]> {
     return (await this.pool.query(SQL.claim, [token, lease_until_ms, now_ms, head, limit])).rows.map(toEndpoint);
+  }
+
+  async hasActiveEndpoints(): Promise<boolean> {
+    return (await this.pool.query<{ active: boolean }>(SQL.anyActive)).rows[0]?.active === true;
   }
 
   async updateLeased(id: string, token: string, lease_until_ms: number, changes: EndpointChanges, attempt?: NewAttempt): Promise<boolean> {

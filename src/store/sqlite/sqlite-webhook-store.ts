@@ -8,6 +8,7 @@ import { ATTEMPT_COLUMNS, attemptValues, changeColumns, ENDPOINT_COLUMNS, endpoi
 
 const SQL = {
   count: 'SELECT COUNT(*) FROM webhook_endpoints',
+  anyActive: "SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE status = 'active')",
   insert: `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) VALUES (${ENDPOINT_COLUMNS.map(() => '?').join(', ')})`,
   get: 'SELECT * FROM webhook_endpoints WHERE id = ?',
   list: 'SELECT * FROM webhook_endpoints WHERE id > ? ORDER BY id LIMIT ?',
@@ -34,6 +35,7 @@ export class SqliteWebhookStore implements WebhookStore {
     this.db = db;
     this.statements = Object.fromEntries(Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
     this.statements.count.pluck(true);
+    this.statements.anyActive.pluck(true);
   }
 
   async createEndpoint(endpoint: WebhookEndpoint, endpoints_max: number): Promise<boolean> {
@@ -74,6 +76,10 @@ export class SqliteWebhookStore implements WebhookStore {
       for (const endpoint of rows) lease.run(token, lease_until_ms, endpoint.id);
       return rows.map((endpoint) => ({ ...endpoint, lease_owner: token, lease_expires_at_ms: lease_until_ms }));
     }).immediate();
+  }
+
+  async hasActiveEndpoints(): Promise<boolean> {
+    return this.statements.anyActive.get() === 1;
   }
 
   async updateLeased(id: string, token: string, lease_until_ms: number, changes: EndpointChanges, attempt?: NewAttempt): Promise<boolean> {
