@@ -84,6 +84,8 @@ export class WebhookDeliverer {
    * new event looks for nothing: the store is not asked at every group commit for endpoints it has not.
    */
   private any_active = true;
+  /** Counts admins' changes, so that a poll's answer read before one does not undo it. */
+  private changes_seen = 0;
   private stopped = false;
   private failure_logged_at_ms = Number.NEGATIVE_INFINITY;
   /** Numbers the claims: each claim's leases carry the token `<owner>/<claims>`. */
@@ -130,14 +132,16 @@ export class WebhookDeliverer {
   /** Look for due endpoints now: an admin changed one (it may be active now). */
   wake(): void {
     this.any_active = true;
+    this.changes_seen += 1;
     this.look();
   }
 
   /** Every `poll_interval_ms`: learns whether any endpoint is active (another instance may have added one), then looks. */
   private poll(): void {
+    const changes_before = this.changes_seen;
     void this.store.hasActiveEndpoints()
       .then((active) => {
-        this.any_active = active;
+        if (this.changes_seen === changes_before) this.any_active = active;
       }, (error: unknown) => this.tickFailed(error))
       .finally(() => this.look());
   }
