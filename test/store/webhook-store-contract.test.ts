@@ -6,16 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { WebhookEndpoint } from '../../src/webhooks/webhook-store.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-
-function endpoint(id: string): WebhookEndpoint {
-  return {
-    id, url: 'https://receiver.invalid/hook', description: '', types: null, accounts: null, secret: 'whsec_test', previous_secret: null,
-    previous_secret_expires_at_ms: null, status: 'active', disabled_reason: null, last_sequence: 0, failing_since_ms: null,
-    failed_attempts: 0, next_attempt_at_ms: 0, lease_owner: null, lease_expires_at_ms: null, created_at_ms: 0, updated_at_ms: 0,
-  };
-}
+import { testEndpoint } from '../support/webhook-endpoints.js';
 
 describe('webhook store: whether any endpoint is active', () => {
   let database: TestDatabase | null = null;
@@ -30,8 +22,8 @@ describe('webhook store: whether any endpoint is active', () => {
     try {
       const webhooks = store.webhooks();
       expect(await webhooks.hasActiveEndpoints()).toBe(false);
-      expect(await webhooks.createEndpoint(endpoint('first'), 10)).toBe(true);
-      expect(await webhooks.createEndpoint(endpoint('second'), 10)).toBe(true);
+      expect(await webhooks.createEndpoint(testEndpoint('first'), 10)).toBe(true);
+      expect(await webhooks.createEndpoint(testEndpoint('second'), 10)).toBe(true);
       expect(await webhooks.hasActiveEndpoints()).toBe(true);
       await webhooks.updateEndpoint('first', { status: 'disabled', disabled_reason: 'disabled_by_admin' });
       expect(await webhooks.hasActiveEndpoints()).toBe(true);

@@ -11,6 +11,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js';
 import type { WebhookSender } from '../../src/webhooks/webhook-sender.js';
 import type { WebhookEndpoint } from '../../src/webhooks/webhook-store.js';
+import { testEndpoint } from '../support/webhook-endpoints.js';
 
 /** A feed whose head moves when the test says, with nothing to read. */
 class TestFeed implements EventFeed {
@@ -35,12 +36,9 @@ class TestFeed implements EventFeed {
 /** No endpoint in these tests is ever due (their last sequence is ahead of the feed), so nothing is sent. */
 const NEVER_SENT = { send: async () => { throw new Error('nothing is sent in this test'); } } as unknown as WebhookSender;
 
+/** An endpoint whose cursor is ahead of the test feed: never due, so nothing is claimed for it or sent. */
 function endpoint(id: string, status: WebhookEndpoint['status']): WebhookEndpoint {
-  return {
-    id, url: 'https://receiver.invalid/hook', description: '', types: null, accounts: null, secret: 'whsec_test', previous_secret: null,
-    previous_secret_expires_at_ms: null, status, disabled_reason: status === 'active' ? null : 'disabled_by_admin', last_sequence: 1_000_000,
-    failing_since_ms: null, failed_attempts: 0, next_attempt_at_ms: 0, lease_owner: null, lease_expires_at_ms: null, created_at_ms: 0, updated_at_ms: 0,
-  };
+  return testEndpoint(id, { status, disabled_reason: status === 'active' ? null : 'disabled_by_admin', last_sequence: 1_000_000 });
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
