@@ -35,6 +35,8 @@ describe('SQLite schema guards', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  /** Thrown to roll back what a test wrote. */
+  class RolledBack extends Error {}
   const refuses = (sql: string, ...parameters: unknown[]) => expect(() => db.prepare(sql).run(...parameters)).toThrow();
   const zero = `0x${'0'.repeat(64)}`;
 
@@ -57,6 +59,21 @@ describe('SQLite schema guards', () => {
     refuses('DELETE FROM transactions WHERE block_number = 1');
     refuses("UPDATE transactions SET status = 'confirmed', block_number = 1, position = 1 WHERE status = 'pending'");
     refuses("UPDATE transactions SET amount = 6 WHERE status = 'pending'");
+  });
+
+  it('stores a transaction hash once (its index is of prefixes, which need not be unique)', () => {
+    const stored = db.prepare('SELECT * FROM transactions WHERE seq = 1').get() as Record<string, unknown>;
+    const columns = Object.keys(stored).filter((name) => name !== 'seq');
+    const insert = `INSERT INTO transactions (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
+    const pending: Record<string, unknown> = { ...stored, status: 'pending', block_number: null, position: null, error: null, event_seq: null };
+    refuses(insert, ...columns.map((name) => pending[name]));
+    // The same first 64 bits, another hash: stored beside it.
+    const neighbour = `${String(stored.tx_hash).slice(0, 18)}${'f'.repeat(48)}`;
+    expect(() => db.transaction(() => {
+      db.prepare(insert).run(...columns.map((name) => (name === 'tx_hash' ? neighbour : pending[name])));
+      expect(db.prepare('SELECT count(*) FROM transactions WHERE substr(tx_hash, 3, 16) = substr(?, 3, 16)').pluck().get(neighbour)).toBe(2);
+      throw new RolledBack();
+    })()).toThrow(RolledBack);
   });
 
   it('never lets a balance go below zero', () => {
@@ -90,9 +107,61 @@ describe('SQLite migrations', () => {
       const history_indexes = upgraded.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'transactions_%_by_%' ORDER BY name").pluck().all();
       const versions = upgraded.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
       upgraded.close();
-      expect(indexes).toEqual(['transactions_by_block', 'transactions_by_event']);
+      expect(indexes).toEqual(['transactions_by_block', 'transactions_by_event', 'transactions_by_hash_prefix']);
       expect(history_indexes).toEqual(['transactions_sealed_by_from', 'transactions_sealed_by_to']);
       expect(versions).toEqual(MIGRATIONS.map((migration) => migration.version));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('rebuilds the transactions table of a ledger made before the hash-prefix index: every row and its number kept, the guards made again', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-migrate-'));
+    const file = path.join(dir, 'ledger.db');
+    const hash = (digit: string) => `0x${digit.repeat(64)}`;
+    const objects = (db: Database.Database) => db.prepare("SELECT type, name FROM sqlite_master WHERE tbl_name = 'transactions' ORDER BY type, name").all();
+    try {
+      const old = new Database(file);
+      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+      for (const migration of MIGRATIONS.filter((candidate) => candidate.version < 13)) {
+        old.exec(migration.sql);
+        old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(migration.version);
+      }
+      old.prepare(`INSERT INTO blocks (number, hash, parent_hash, timestamp, transactions_count, transactions_root, total_transactions, total_users, transfer_volume_totals)
+        VALUES (0, ?, ?, 1800000000, 0, ?, 0, 0, '{}')`).run(hash('1'), hash('0'), hash('0'));
+      const insert = old.prepare(`INSERT INTO transactions (seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error, event_seq, min_receive, amount_out, token_out)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1800000000, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      insert.run(4, hash('a'), 'issuer', 'alice', 500, 'TAB', 'mint', '{}', 'n1', 'confirmed', 0, 0, null, 1, null, null, null);
+      insert.run(7, hash('b'), 'alice', 'bob', 900, 'TAB', 'transfer', '{"memo":"x"}', 'n2', 'failed', 0, 1, 'insufficient_funds', 2, null, null, null);
+      insert.run(9, hash('c'), 'alice', 'alice', 100, 'TAB', 'swap', '{}', 'n3', 'pending', null, null, null, 3, 7, null, 'USDG');
+      const rows = old.prepare('SELECT * FROM transactions ORDER BY seq').all();
+      const before = objects(old);
+      old.close();
+
+      const store = SqliteStore.open({ path: file });
+      expect((await store.transactionsByHash([hash('a'), hash('b'), hash('c'), hash('d')])).map((tx) => tx.tx_hash).sort()).toEqual([hash('a'), hash('b'), hash('c')]);
+      expect((await store.getTransaction(hash('b')))?.error).toBe('insufficient_funds');
+      await store.close();
+
+      const upgraded = new Database(file);
+      try {
+        expect(upgraded.prepare('SELECT * FROM transactions ORDER BY seq').all()).toEqual(rows);
+        expect(upgraded.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'transactions'").pluck().get()).toBe(9);
+        expect(upgraded.prepare("SELECT sql FROM sqlite_master WHERE name = 'transactions'").pluck().get()).not.toMatch(/UNIQUE/);
+        const after = objects(upgraded);
+        expect(after).toEqual(expect.arrayContaining([{ type: 'index', name: 'transactions_by_hash_prefix' }, { type: 'trigger', name: 'transactions_hash_unique' }]));
+        expect(after.filter((object) => !before.some((old_object) => JSON.stringify(old_object) === JSON.stringify(object))))
+          .toEqual([{ type: 'index', name: 'transactions_by_hash_prefix' }, { type: 'trigger', name: 'transactions_hash_unique' }]);
+        expect(before.filter((object) => !after.some((new_object) => JSON.stringify(new_object) === JSON.stringify(object))))
+          .toEqual([{ type: 'index', name: expect.stringMatching(/^sqlite_autoindex_transactions_/) }]);
+        // The guards of migrations 8 and 12, made again: a sealed row never changes, none is deleted, a hash is stored once.
+        expect(() => upgraded.prepare("UPDATE transactions SET error = 'other' WHERE seq = 7").run()).toThrow(/never changes/);
+        expect(() => upgraded.prepare('DELETE FROM transactions WHERE seq = 9').run()).toThrow(/never deleted/);
+        expect(() => upgraded.prepare(`INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status)
+          VALUES (?, 'alice', 'bob', 1, 'TAB', 'transfer', '{}', 'n4', 1800000000, 'pending')`).run(hash('a'))).toThrow(/stored once/);
+      } finally {
+        upgraded.close();
+      }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

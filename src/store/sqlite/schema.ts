@@ -378,4 +378,73 @@ CREATE INDEX transactions_sealed_by_from ON transactions(from_id, seq, block_num
 CREATE INDEX transactions_sealed_by_to ON transactions(to_id, seq, block_number) WHERE block_number IS NOT NULL;
 `,
   },
+  {
+    // A transaction's hash found through the first 16 hex digits of the hash (64 bits) instead of all 64:
+    // a hash is a random key, so every accepted transaction wrote a page of its index at a random place,
+    // and an index of whole hashes has about four times as many pages as one of their prefixes (each
+    // group commit of 2,000 wrote about 2,000 pages of it; docs/performance.md, "The transaction hash's
+    // index"). A prefix is not unique, so each look-up also compares the whole hash, and a trigger keeps a
+    // hash unique, as the UNIQUE constraint did. SQLite cannot drop a column's UNIQUE constraint in
+    // place, so the table is rebuilt (one copy, once, at start-up; docs/operations.md) with its indexes
+    // and triggers as migrations 8 and 12 left them.
+    version: 13,
+    sql: `
+CREATE TABLE transactions_by_prefix (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  tx_hash TEXT NOT NULL,
+  from_id TEXT NOT NULL,
+  to_id TEXT NOT NULL,
+  amount INTEGER NOT NULL CHECK (amount > 0),
+  token TEXT NOT NULL,
+  type TEXT NOT NULL CHECK (type IN ('transfer', 'mint', 'burn', 'swap')),
+  metadata TEXT NOT NULL,
+  nonce TEXT NOT NULL,
+  timestamp INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'confirmed', 'failed')),
+  block_number INTEGER REFERENCES blocks(number),
+  position INTEGER,
+  error TEXT,
+  event_seq INTEGER,
+  min_receive INTEGER CHECK (min_receive IS NULL OR (type = 'swap' AND min_receive > 0)),
+  amount_out INTEGER CHECK (amount_out IS NULL OR (type = 'swap' AND status = 'confirmed' AND amount_out > 0)),
+  token_out TEXT CHECK ((type = 'swap') = (token_out IS NOT NULL)),
+  CHECK ((status = 'pending') = (block_number IS NULL)),
+  CHECK ((block_number IS NULL) = (position IS NULL)),
+  CHECK ((status = 'failed') = (error IS NOT NULL))
+);
+INSERT INTO transactions_by_prefix (seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error, event_seq, min_receive, amount_out, token_out)
+  SELECT seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error, event_seq, min_receive, amount_out, token_out FROM transactions ORDER BY seq;
+DROP TABLE transactions;
+ALTER TABLE transactions_by_prefix RENAME TO transactions;
+CREATE INDEX transactions_by_hash_prefix ON transactions(substr(tx_hash, 3, 16));
+CREATE INDEX transactions_pending ON transactions(seq) WHERE status = 'pending';
+CREATE UNIQUE INDEX transactions_by_block ON transactions(block_number, position) WHERE block_number IS NOT NULL;
+CREATE INDEX transactions_sealed_by_from ON transactions(from_id, seq, block_number) WHERE block_number IS NOT NULL;
+CREATE INDEX transactions_sealed_by_to ON transactions(to_id, seq, block_number) WHERE block_number IS NOT NULL;
+CREATE UNIQUE INDEX transactions_by_event ON transactions(event_seq) WHERE event_seq IS NOT NULL;
+CREATE TRIGGER transactions_hash_unique BEFORE INSERT ON transactions
+WHEN EXISTS (SELECT 1 FROM transactions WHERE substr(tx_hash, 3, 16) = substr(NEW.tx_hash, 3, 16) AND tx_hash = NEW.tx_hash)
+BEGIN
+  SELECT RAISE(ABORT, 'a transaction hash is stored once');
+END;
+CREATE TRIGGER transactions_sealed_once BEFORE UPDATE ON transactions
+WHEN OLD.status <> 'pending'
+BEGIN
+  SELECT RAISE(ABORT, 'a sealed transaction never changes');
+END;
+CREATE TRIGGER transactions_not_deleted BEFORE DELETE ON transactions
+BEGIN
+  SELECT RAISE(ABORT, 'transactions are never deleted');
+END;
+CREATE TRIGGER transactions_sealed_into_newest BEFORE UPDATE ON transactions
+WHEN NEW.block_number IS NOT (SELECT MAX(number) FROM blocks)
+  OR NEW.tx_hash <> OLD.tx_hash OR NEW.amount <> OLD.amount OR NEW.from_id <> OLD.from_id OR NEW.to_id <> OLD.to_id
+  OR NEW.token <> OLD.token OR NEW.type <> OLD.type OR NEW.metadata <> OLD.metadata OR NEW.nonce <> OLD.nonce
+  OR NEW.timestamp <> OLD.timestamp OR NEW.event_seq IS NOT OLD.event_seq
+  OR NEW.min_receive IS NOT OLD.min_receive OR NEW.token_out IS NOT OLD.token_out
+BEGIN
+  SELECT RAISE(ABORT, 'a pending transaction may only be sealed, unchanged, into the newest block');
+END;
+`,
+  },
 ];

@@ -259,7 +259,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getTransaction(tx_hash: string): Promise<Transaction | null> {
-    const row = this.statements.getTransaction.get(tx_hash) as TransactionRow | undefined;
+    const row = this.statements.getTransaction.get(tx_hash, tx_hash) as TransactionRow | undefined;
     return row === undefined ? null : toTransaction(row);
   }
 
@@ -288,7 +288,8 @@ export class SqliteStore implements LedgerStore {
   async transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]> {
     assert(tx_hashes.length <= TRANSACTIONS_BY_HASH_MAX, 'a look-up by hash is bounded');
     if (tx_hashes.length === 0) return [];
-    return (this.statements.transactionsByHash.all(JSON.stringify(tx_hashes)) as TransactionRow[]).map(toTransaction);
+    const hashes_json = JSON.stringify(tx_hashes);
+    return (this.statements.transactionsByHash.all(hashes_json, hashes_json) as TransactionRow[]).map(toTransaction);
   }
 
   async latestBlock(): Promise<StoredBlockHeader | null> {
@@ -426,7 +427,7 @@ export class SqliteStore implements LedgerStore {
     const s = this.statements;
     const seq = outcome.seq;
     const result = seq === undefined
-      ? s.sealTransaction.run(outcome.status, block_number, outcome.position, outcome.error, outcome.amount_out_units ?? null, outcome.tx_hash)
+      ? s.sealTransaction.run(outcome.status, block_number, outcome.position, outcome.error, outcome.amount_out_units ?? null, outcome.tx_hash, outcome.tx_hash)
       : s.sealTransactionBySeq.run(outcome.status, block_number, outcome.position, outcome.error, outcome.amount_out_units ?? null, seq, outcome.tx_hash);
     assert(result.changes === 1, `transaction ${outcome.tx_hash} is pending`);
   }
@@ -637,16 +638,17 @@ export const SQL = {
   pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < ?',
   insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-  getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number WHERE t.tx_hash = ?`,
+  getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
+       WHERE substr(t.tx_hash, 3, 16) = substr(?, 3, 16) AND t.tx_hash = ?`,
   // One step of each sealed side's covering index, newest first (0: neither has one; rows are numbered
   // from 1). Pending transactions are in memory (sqlite-pending-history.ts).
   newestAccountSeq: `SELECT max(coalesce((SELECT seq FROM transactions WHERE from_id = ? AND seq < ? AND block_number IS NOT NULL ORDER BY seq DESC LIMIT 1), 0),
        coalesce((SELECT seq FROM transactions WHERE to_id = ? AND seq < ? AND block_number IS NOT NULL ORDER BY seq DESC LIMIT 1), 0))`,
   // The rowid's B-tree, from its last page.
   newestSeq: 'SELECT max(seq) FROM transactions',
-  // A unique-index seek per hash of the JSON array.
+  // A seek of the hash-prefix index per hash of the JSON array (given twice: the prefixes, then the whole hashes).
   transactionsByHash: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
-       WHERE t.tx_hash IN (SELECT value FROM json_each(?))`,
+       WHERE substr(t.tx_hash, 3, 16) IN (SELECT substr(value, 3, 16) FROM json_each(?)) AND t.tx_hash IN (SELECT value FROM json_each(?))`,
   // An account's sealed transactions: each side is a range of its covering index read newest first; the
   // compound merges the two in order (dropping a transaction that is both, a mint to its issuer) and
   // stops after `limit`. Pending transactions are in memory (sqlite-pending-history.ts).
@@ -661,7 +663,8 @@ export const SQL = {
   pendingPostings: "SELECT seq, tx_hash, from_id, to_id, amount, token, type, timestamp, min_receive FROM transactions WHERE status = 'pending' ORDER BY seq LIMIT ?",
   pendingCount: "SELECT COUNT(*) AS count FROM transactions WHERE status = 'pending'",
   pendingCountUpTo: "SELECT COUNT(*) AS count FROM (SELECT 1 FROM transactions WHERE status = 'pending' LIMIT ?)",
-  sealTransaction: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ? WHERE tx_hash = ? AND status = 'pending'",
+  sealTransaction: `UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ?
+       WHERE substr(tx_hash, 3, 16) = substr(?, 3, 16) AND tx_hash = ? AND status = 'pending'`,
   confirmRun: "UPDATE transactions SET status = 'confirmed', block_number = ?, position = seq - ? WHERE seq BETWEEN ? AND ? AND status = 'pending'",
   hashAtSeq: 'SELECT tx_hash FROM transactions WHERE seq = ?',
   sealTransactionBySeq: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ? WHERE seq = ? AND tx_hash = ? AND status = 'pending'",
