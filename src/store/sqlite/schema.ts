@@ -383,7 +383,7 @@ CREATE INDEX transactions_sealed_by_to ON transactions(to_id, seq, block_number)
     // a hash is a random key, so every accepted transaction wrote a page of its index at a random place,
     // and an index of whole hashes has about four times as many pages as one of their prefixes (each
     // group commit of 2,000 wrote about 2,000 pages of it; docs/performance.md, "The transaction hash's
-    // index"). A prefix is not unique, so each look-up also compares the whole hash, and a trigger keeps a
+    // index on SQLite"). A prefix is not unique, so each look-up also compares the whole hash, and a trigger keeps a
     // hash unique, as the UNIQUE constraint did. SQLite cannot drop a column's UNIQUE constraint in
     // place, so the table is rebuilt (one copy, once, at start-up; docs/operations.md) with its indexes
     // and triggers as migrations 8 and 12 left them.
