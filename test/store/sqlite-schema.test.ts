@@ -82,16 +82,22 @@ describe('SQLite schema guards', () => {
 });
 
 describe('SQLite migrations', () => {
+  /** A new ledger file as a version of the store before `version` left it: the migrations before it applied and recorded. */
+  function ledgerBefore(file: string, version: number): Database.Database {
+    const old = new Database(file);
+    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+    for (const migration of MIGRATIONS.filter((candidate) => candidate.version < version)) {
+      old.exec(migration.sql);
+      old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(migration.version);
+    }
+    return old;
+  }
+
   it('gives a ledger made before the history indexes its indexes on start, over the transactions it already holds', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-migrate-'));
     const file = path.join(dir, 'ledger.db');
     try {
-      const old = new Database(file);
-      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
-      for (const migration of MIGRATIONS.filter((candidate) => candidate.version < 3)) {
-        old.exec(migration.sql);
-        old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(migration.version);
-      }
+      const old = ledgerBefore(file, 3);
       const preimage = { from: 'issuer', to: 'bob', amount_units: 5n, token: 'TAB', type: 'mint' as const, metadata: {}, nonce: '1'.padStart(32, '0'), timestamp: 1_800_000_000 };
       const tx = pendingTransaction(preimage);
       old.prepare(`INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status)
@@ -121,12 +127,7 @@ describe('SQLite migrations', () => {
     const hash = (digit: string) => `0x${digit.repeat(64)}`;
     const objects = (db: Database.Database) => db.prepare("SELECT type, name FROM sqlite_master WHERE tbl_name = 'transactions' ORDER BY type, name").all();
     try {
-      const old = new Database(file);
-      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
-      for (const migration of MIGRATIONS.filter((candidate) => candidate.version < 13)) {
-        old.exec(migration.sql);
-        old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(migration.version);
-      }
+      const old = ledgerBefore(file, 13);
       old.prepare(`INSERT INTO blocks (number, hash, parent_hash, timestamp, transactions_count, transactions_root, total_transactions, total_users, transfer_volume_totals)
         VALUES (0, ?, ?, 1800000000, 0, ?, 0, 0, '{}')`).run(hash('1'), hash('0'), hash('0'));
       const insert = old.prepare(`INSERT INTO transactions (seq, tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, block_number, position, error, event_seq, min_receive, amount_out, token_out)
