@@ -3,7 +3,7 @@
  * table's indexes adds to it:
  *
  *   npx tsx bench/append-cost.ts [sqlite|postgres] [transactions] [--without INDEX[,INDEX…]]
- *     [--page-size BYTES] [--batch TRANSACTIONS]
+ *     [--page-size BYTES] [--batch TRANSACTIONS] [--idempotency-keys]
  *
  * Mints opening balances to 1,000 accounts and seals them, then appends `transactions` pending transfers
  * among them in batches of the submission writer's size (as the batch endpoint does, without HTTP and
@@ -16,9 +16,11 @@
  * `--without` drops the named indexes after the opening balances are sealed, to measure what each costs
  * on accept: the result is a ledger that can no longer answer every read, for this measurement only.
  * `--page-size` makes the new SQLite file with pages of that size (the store itself keeps SQLite's
- * default, 4,096). PostgreSQL uses TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test),
+ * default, 4,096). `--idempotency-keys` gives every appended transaction an idempotency key (a random
+ * UUID of one caller, as a client that retries safely sends), to measure what storing the keys costs. PostgreSQL uses TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test),
  * in a schema of its own dropped at the end.
  */
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import Database from 'better-sqlite3';
@@ -55,6 +57,9 @@ if (page_size !== null && !(Number.isInteger(Math.log2(page_size)) && page_size 
 if (kind !== 'sqlite' && page_size !== null) throw new Error('--page-size is for SQLite only');
 
 const transaction = transactionMaker();
+const idempotency_keys = args.includes('--idempotency-keys');
+/** What a keyed submission stores beside its transaction (the request's hash is not checked here). */
+const idempotency = () => (idempotency_keys ? { caller: 'bench-client', key: randomUUID(), request_hash: `0x${'0'.repeat(64)}` } : null);
 const batch_index = args.indexOf('--batch');
 /** Transactions a commit: the submission writer's group at the most, unless `--batch` says otherwise. */
 const batch_size = batch_index < 0 ? DEFAULT_WRITER_LIMITS.batch_size_max : Number(args[batch_index + 1]);
@@ -128,7 +133,7 @@ async function main(): Promise<void> {
       if (measuring && measured === 0) bytes_before = await writtenBytes(location);
       const items = Array.from({ length: Math.min(batch_size, count - start) }, (_, offset) => {
         const index = start + offset;
-        return { transaction: transaction(account(index % ACCOUNTS), account((index * 7919 + 1) % ACCOUNTS), 'transfer', 1n), idempotency: null };
+        return { transaction: transaction(account(index % ACCOUNTS), account((index * 7919 + 1) % ACCOUNTS), 'transfer', 1n), idempotency: idempotency() };
       });
       const began = performance.now();
       await store.appendPending(items);
@@ -138,7 +143,7 @@ async function main(): Promise<void> {
     }
     const bytes_after = await writtenBytes(location);
     console.log(JSON.stringify({
-      store: kind, transactions: count, measured, batch_size, without, page_size,
+      store: kind, transactions: count, measured, batch_size, without, page_size, idempotency_keys,
       us_per_tx: Number(((measured_ms * 1000) / measured).toFixed(2)),
       tx_per_s: Math.round(measured / (measured_ms / 1000)),
       written_bytes_are: kind === 'sqlite' ? "this process's writes to storage" : "the server's WAL (its insert position)",
