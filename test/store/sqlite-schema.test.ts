@@ -166,4 +166,37 @@ describe('SQLite migrations', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('moves the idempotency keys of a ledger made before they were kept in order: every key kept, still one per caller and key', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-migrate-'));
+    const file = path.join(dir, 'ledger.db');
+    const columns = 'caller, key, request_hash, tx_hash, timestamp, created_at';
+    try {
+      const old = ledgerBefore(file, 14);
+      const insert = old.prepare(`INSERT INTO idempotency_keys (${columns}) VALUES (?, ?, ?, ?, ?, ?)`);
+      insert.run('bob', 'order-2', `0x${'2'.repeat(64)}`, `0x${'b'.repeat(64)}`, 1_800_000_002, 1_800_000_002);
+      insert.run('alice', 'order-1', `0x${'1'.repeat(64)}`, `0x${'a'.repeat(64)}`, 1_800_000_001, 1_800_000_001);
+      const keys = old.prepare(`SELECT ${columns} FROM idempotency_keys ORDER BY caller, key`).all();
+      old.close();
+
+      const store = SqliteStore.open({ path: file });
+      expect(await store.findIdempotency('alice', 'order-1')).toEqual({ caller: 'alice', key: 'order-1', request_hash: `0x${'1'.repeat(64)}`, tx_hash: `0x${'a'.repeat(64)}`, timestamp: 1_800_000_001 });
+      expect(await store.countIdempotencyKeys('bob', ['order-2', 'order-3'])).toBe(1);
+      await store.close();
+
+      const upgraded = new Database(file);
+      try {
+        expect(upgraded.prepare(`SELECT ${columns} FROM idempotency_keys ORDER BY caller, key`).all()).toEqual(keys);
+        // Rows in the order they were claimed; the key's uniqueness held by its index, as the claim's ON CONFLICT needs.
+        expect(upgraded.prepare('SELECT caller FROM idempotency_keys ORDER BY rowid').pluck().all()).toEqual(['alice', 'bob']);
+        expect(() => upgraded.prepare(`INSERT INTO idempotency_keys (${columns}) VALUES ('alice', 'order-1', 'x', 'y', 0, 0)`).run()).toThrow(/UNIQUE/);
+        expect(upgraded.prepare(`INSERT INTO idempotency_keys (${columns}) VALUES ('alice', 'order-1', 'x', 'y', 0, 0) ON CONFLICT (caller, key) DO NOTHING`).run().changes).toBe(0);
+        expect(upgraded.prepare("SELECT name FROM sqlite_master WHERE tbl_name = 'idempotency_keys' AND name NOT LIKE 'sqlite_%'").pluck().all()).toEqual(['idempotency_keys', 'idempotency_keys_by_age']);
+      } finally {
+        upgraded.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
