@@ -8,7 +8,7 @@
  *
  * The window is filled only while someone reads it. With no read for `window_idle_ms` (no stream
  * open, no webhook endpoint behind, no publisher), a change only moves the head forward (one read of
- * the store's head) and empties the window; the next read goes to the store, and the window fills
+ * the store's head, or none when the change told the head) and empties the window; the next read goes to the store, and the window fills
  * again from then on. Reading and encoding every event that nobody reads took a tenth of the service's
  * time under batch submissions (issue 10's profiles).
  */
@@ -19,9 +19,12 @@ import { unixSeconds, type Clock } from '../service/clock.js';
 import { EVENT_READ_LIMIT_MAX, type LedgerStore } from '../service/ledger-store.js';
 import { encodeEvent, type EncodedEvent, type EventFeed } from './event.js';
 
-/** Something that calls back when another writer may have added events (e.g. LISTEN/NOTIFY). */
+/**
+ * Something that calls back when another writer may have added events (e.g. LISTEN/NOTIFY), with the
+ * log's head as of that write when it knows it (null when it does not: a reconnection, say).
+ */
 export type EventSignal = {
-  start(on_change: () => void): Promise<void>;
+  start(on_change: (head: number | null) => void): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -62,6 +65,10 @@ export class EventHub implements EventFeed {
   private stopped = false;
   /** When `read` was last called (monotonic, `performance.now()`); none yet: the window is idle. */
   private last_read_ms = Number.NEGATIVE_INFINITY;
+  /** The highest head a change told of since the last refresh began. */
+  private announced_head = 0;
+  /** Whether a change since the last refresh began told of no head: then only the store knows. */
+  private head_unknown = false;
 
   constructor(store: LedgerStore, tokens: TokenRegistry, clock: Clock, logger: Logger, options: EventHubOptions, signal: EventSignal | null = null) {
     this.store = store;
@@ -76,7 +83,7 @@ export class EventHub implements EventFeed {
   async start(): Promise<void> {
     this.loaded = await this.store.eventHead();
     this.window_start = this.loaded + 1;
-    await this.signal?.start(() => this.changed());
+    await this.signal?.start((head) => this.changed(head));
     this.poll = setInterval(() => this.changed(), this.options.poll_interval_ms);
     this.poll.unref();
   }
@@ -99,8 +106,20 @@ export class EventHub implements EventFeed {
     return () => this.listeners.delete(listener);
   }
 
-  /** The log may have grown: load what is new into the window, then tell the listeners. Never runs twice at once. */
-  changed(): void {
+  /**
+   * The log may have grown: load what is new into the window, then tell the listeners. Never runs twice
+   * at once. `head`, when the caller knows it, is the log's head as of the change: a change that tells
+   * of no head past what is loaded costs no store read (on PostgreSQL this instance's own commit is told
+   * twice, by its writer and by its NOTIFY, which carries the head).
+   */
+  changed(head: number | null = null): void {
+    if (this.stopped) return;
+    if (head === null) this.head_unknown = true;
+    else this.announced_head = Math.max(this.announced_head, head);
+    this.startRefresh();
+  }
+
+  private startRefresh(): void {
     if (this.stopped) return;
     if (this.refreshing !== null) {
       this.refresh_again = true;
@@ -112,7 +131,7 @@ export class EventHub implements EventFeed {
         this.refreshing = null;
         if (this.refresh_again) {
           this.refresh_again = false;
-          this.changed();
+          this.startRefresh();
         }
       });
   }
@@ -136,8 +155,24 @@ export class EventHub implements EventFeed {
     return events.filter((event) => event.sequence <= this.loaded);
   }
 
+  /** Takes in what the changes since the last refresh told; a refresh that fails leaves the head unknown, for the next change or poll to read. */
   private async refresh(): Promise<void> {
-    if (performance.now() - this.last_read_ms > this.options.window_idle_ms) return this.skipToHead();
+    const head_unknown = this.head_unknown;
+    this.head_unknown = false;
+    try {
+      await this.loadNew(head_unknown ? null : this.announced_head);
+    } catch (error) {
+      if (head_unknown) this.head_unknown = true;
+      throw error;
+    }
+  }
+
+  /** Loads what is new past the loaded head; `announced_head` is the head the changes told of, null when one of them did not know it. */
+  private async loadNew(announced_head: number | null): Promise<void> {
+    if (announced_head !== null && announced_head <= this.loaded) return;
+    if (performance.now() - this.last_read_ms > this.options.window_idle_ms) {
+      return this.skipToHead(announced_head ?? await this.store.eventHead());
+    }
     for (;;) {
       const events = await this.store.readEvents(this.loaded, EVENT_READ_LIMIT_MAX);
       if (events.length === 0) return;
@@ -150,8 +185,7 @@ export class EventHub implements EventFeed {
   }
 
   /** Nobody reads the window: move the head forward without reading the events, and empty the window (it stays contiguous up to the head). */
-  private async skipToHead(): Promise<void> {
-    const head = await this.store.eventHead();
+  private skipToHead(head: number): void {
     if (head <= this.loaded) return;
     this.window = [];
     this.window_start = head + 1;

@@ -91,4 +91,36 @@ describe('the event hub', () => {
     expect(counts.read_events).toBe(before + 2); // both from the store: the window was emptied
     await hub.stop();
   });
+
+  it('takes the head a change tells instead of reading it, and reads nothing for a change it has already loaded', async () => {
+    const { store, counts, append } = eventLog();
+    const hub = await startedHub(store, 10_000);
+    const started = { ...counts };
+    // Idle: the head a change tells (PostgreSQL's NOTIFY carries it) moves the head with no store read.
+    append(5);
+    hub.changed(5);
+    await settled(hub, 5);
+    expect(counts).toEqual(started);
+    // The same commit told again (its writer and its NOTIFY both tell of it): nothing to read.
+    hub.changed(5);
+    hub.changed(3);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(counts).toEqual(started);
+    // A change that tells no head is read from the store, as before.
+    append(1);
+    hub.changed();
+    await settled(hub, 6);
+    expect(counts.event_head).toBe(started.event_head + 1);
+    // Read recently: the window fills from the store on a change; its echo with the head costs nothing.
+    expect(sequences(await hub.read(0, 100))).toEqual([1, 2, 3, 4, 5, 6]);
+    append(2);
+    hub.changed();
+    await settled(hub, 8);
+    const filled = counts.read_events;
+    hub.changed(8);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(counts.read_events).toBe(filled);
+    expect(sequences(await hub.read(6, 100))).toEqual([7, 8]);
+    await hub.stop();
+  });
 });

@@ -16,7 +16,7 @@ export class PostgresEventSignal implements EventSignal {
   private readonly connection: PostgresConnection;
   private readonly logger: Logger;
   private client: pg.Client | null = null;
-  private on_change: () => void = () => undefined;
+  private on_change: (head: number | null) => void = () => undefined;
   private stopped = false;
   private reconnect_delay_ms = RECONNECT_DELAY_MS_MIN;
   private reconnect: NodeJS.Timeout | null = null;
@@ -26,7 +26,7 @@ export class PostgresEventSignal implements EventSignal {
     this.logger = logger;
   }
 
-  async start(on_change: () => void): Promise<void> {
+  async start(on_change: (head: number | null) => void): Promise<void> {
     this.on_change = on_change;
     await this.listen();
   }
@@ -43,7 +43,7 @@ export class PostgresEventSignal implements EventSignal {
   private async listen(): Promise<void> {
     if (this.stopped) return;
     const client = new pg.Client(connectionSettings(this.connection));
-    client.on('notification', () => this.on_change());
+    client.on('notification', (message) => this.on_change(announcedHead(message.payload)));
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client, null));
     try {
@@ -56,7 +56,7 @@ export class PostgresEventSignal implements EventSignal {
     this.client = client;
     this.reconnect_delay_ms = RECONNECT_DELAY_MS_MIN;
     // Events committed while no connection listened are found by this read.
-    this.on_change();
+    this.on_change(null);
   }
 
   private lost(client: pg.Client, error: unknown): void {
@@ -72,4 +72,10 @@ export class PostgresEventSignal implements EventSignal {
     this.reconnect.unref();
     this.reconnect_delay_ms = Math.min(this.reconnect_delay_ms * 2, RECONNECT_DELAY_MS_MAX);
   }
+}
+
+/** The head a writer's NOTIFY carries (its event counter as it committed: `pg_notify(channel, last_sequence::text)`), or null if the payload is not one. */
+export function announcedHead(payload: string | undefined): number | null {
+  if (payload === undefined || !/^\d{1,15}$/.test(payload)) return null;
+  return Number(payload);
 }
