@@ -8,8 +8,8 @@
  *
  * The window is filled only while someone reads it. With no read for `window_idle_ms` (no stream
  * open, no webhook endpoint behind, no publisher), a change only moves the head forward (one read of
- * the store's head, or none when the change told the head) and empties the window; the next read goes to the store, and the window fills
- * again from then on. Reading and encoding every event that nobody reads took a tenth of the service's
+ * the store's head, or none when the change told the head) and empties the window; the next read goes
+ * to the store, and the window fills again from then on. Reading and encoding every event that nobody reads took a tenth of the service's
  * time under batch submissions (issue 10's profiles).
  */
 import type { Logger } from 'pino';
