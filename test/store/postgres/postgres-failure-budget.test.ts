@@ -6,22 +6,12 @@
  */
 import type pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildBlock, genesisBlock, type BlockHeader } from '../../../src/domain/block.js';
-import { pendingTransaction } from '../../../src/domain/hashing.js';
-import type { Transaction, TransactionType } from '../../../src/domain/transaction.js';
-import type { AppendResult, LedgerStore, PendingAppend } from '../../../src/service/ledger-store.js';
+import { buildBlock, type BlockHeader } from '../../../src/domain/block.js';
+import type { AppendResult, LedgerStore } from '../../../src/service/ledger-store.js';
 import { CATCH_UP_SEQUENCES_MAX } from '../../../src/store/postgres/postgres-failure-budget.js';
 import { connectToSchema, createTestDatabase, type TestDatabase } from '../../support/test-database.js';
+import { fundAlice, HOUR, refusing, tx } from './alice-funded.js';
 
-const HOUR = 1_800_000_000;
-let nonce = 0;
-
-function tx(from: string, amount_units: bigint, type: TransactionType = 'transfer', to = 'bob'): Transaction {
-  nonce += 1;
-  return pendingTransaction({ from, to, amount_units, token: 'TAB', type, metadata: {}, nonce: nonce.toString(16).padStart(32, '0'), timestamp: HOUR + 10 });
-}
-
-const refusing = (transaction: Transaction): PendingAppend => ({ transaction, idempotency: null, failure_budget: { subject: transaction.from, per_hour: 0 } });
 const kinds = (results: AppendResult[]) => results.map((result) => result.kind);
 
 describe('pending debits of a PostgreSQL instance', () => {
@@ -39,17 +29,7 @@ describe('pending debits of a PostgreSQL instance', () => {
   beforeEach(async () => {
     database = await createTestDatabase('postgres');
     sql = await connectToSchema(database);
-    const store = await open();
-    parent = genesisBlock(HOUR);
-    await store.commitBlock({ header: parent, totals: { transactions: 0, users: 0, transfer_volume_units: {} }, outcomes: [], balances: [], new_users: [], active_users: [] });
-    const mint = tx('treasury', 100n, 'mint', 'alice');
-    await store.appendPending([refusing(mint)]);
-    const header = buildBlock(parent, [mint.tx_hash], HOUR + 1);
-    await store.commitBlock({
-      header, totals: { transactions: 1, users: 1, transfer_volume_units: {} }, outcomes: [{ tx_hash: mint.tx_hash, position: 0, status: 'confirmed', error: null }],
-      balances: [{ user_id: 'alice', token: 'TAB', units: 100n }], new_users: ['alice'], active_users: [],
-    });
-    parent = header;
+    parent = await fundAlice(await open());
   });
   afterEach(async () => {
     for (const store of opened.splice(0)) await store.close();

@@ -6,21 +6,11 @@
  */
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
-import { buildBlock, genesisBlock, type BlockHeader } from '../../../src/domain/block.js';
-import { pendingTransaction } from '../../../src/domain/hashing.js';
-import type { Transaction, TransactionType } from '../../../src/domain/transaction.js';
+import type { Transaction } from '../../../src/domain/transaction.js';
 import type { AppendResult, LedgerStore, PendingAppend } from '../../../src/service/ledger-store.js';
 import { connectToSchema, createTestDatabase, type TestDatabase } from '../../support/test-database.js';
+import { fundAlice, refusing, tx } from './alice-funded.js';
 
-const HOUR = 1_800_000_000;
-let nonce = 0;
-
-function tx(from: string, amount_units: bigint, type: TransactionType = 'transfer', to = 'bob'): Transaction {
-  nonce += 1;
-  return pendingTransaction({ from, to, amount_units, token: 'TAB', type, metadata: {}, nonce: nonce.toString(16).padStart(32, '0'), timestamp: HOUR + 10 });
-}
-
-const budgeted = (transaction: Transaction): PendingAppend => ({ transaction, idempotency: null, failure_budget: { subject: transaction.from, per_hour: 0 } });
 const keyed = (transaction: Transaction, key: string): PendingAppend => ({
   transaction, idempotency: { caller: 'client-1', key, request_hash: `0x${'ab'.repeat(32)}` }, failure_budget: null,
 });
@@ -41,15 +31,7 @@ describe('a PostgreSQL group commit', () => {
     database = await createTestDatabase('postgres');
     sql = await connectToSchema(database);
     store = await database.open();
-    const genesis: BlockHeader = genesisBlock(HOUR);
-    await store.commitBlock({ header: genesis, totals: { transactions: 0, users: 0, transfer_volume_units: {} }, outcomes: [], balances: [], new_users: [], active_users: [] });
-    const mint = tx('treasury', 100n, 'mint', 'alice');
-    await store.appendPending([budgeted(mint)]);
-    const header = buildBlock(genesis, [mint.tx_hash], HOUR + 1);
-    await store.commitBlock({
-      header, totals: { transactions: 1, users: 1, transfer_volume_units: {} }, outcomes: [{ tx_hash: mint.tx_hash, position: 0, status: 'confirmed', error: null }],
-      balances: [{ user_id: 'alice', token: 'TAB', units: 100n }], new_users: ['alice'], active_users: [],
-    });
+    await fundAlice(store);
     queries = vi.spyOn(pg.Client.prototype, 'query');
   });
   afterEach(async () => {
@@ -66,10 +48,10 @@ describe('a PostgreSQL group commit', () => {
   it('without keys and covered, is one statement: no BEGIN and no COMMIT', async () => {
     // An instance's first debit is judged under the lock: it learns its figure of pending debits there.
     const learning = tx('alice', 10n);
-    expect(kinds(await store.appendPending([budgeted(learning)]))).toEqual(['stored']);
+    expect(kinds(await store.appendPending([refusing(learning)]))).toEqual(['stored']);
     queries.mockClear();
     const [first, second] = [tx('alice', 30n), tx('alice', 40n)];
-    expect(kinds(await store.appendPending([budgeted(first), budgeted(second)]))).toEqual(['stored', 'stored']);
+    expect(kinds(await store.appendPending([refusing(first), refusing(second)]))).toEqual(['stored', 'stored']);
     const texts = statementTexts(queries);
     expect(texts.filter((text) => /^\s*(BEGIN|COMMIT)/.test(text))).toEqual([]);
     expect(texts.filter((text) => text.includes('INSERT INTO transactions'))).toHaveLength(1);
@@ -86,10 +68,10 @@ describe('a PostgreSQL group commit', () => {
 
   it('not covered by what the instance knows, is judged in a transaction and refused, writing nothing', async () => {
     // Alice holds 100 sealed and has 90 pending: 20 more is beyond what her balance covers.
-    expect(kinds(await store.appendPending([budgeted(tx('alice', 90n))]))).toEqual(['stored']);
+    expect(kinds(await store.appendPending([refusing(tx('alice', 90n))]))).toEqual(['stored']);
     queries.mockClear();
     const before = await pendingHashes();
-    expect(kinds(await store.appendPending([budgeted(tx('alice', 20n))]))).toEqual(['refused']);
+    expect(kinds(await store.appendPending([refusing(tx('alice', 20n))]))).toEqual(['refused']);
     expect(statementTexts(queries).filter((text) => /^\s*BEGIN/.test(text))).toEqual(['BEGIN']);
     expect(await pendingHashes()).toEqual(before);
   });
@@ -97,11 +79,11 @@ describe('a PostgreSQL group commit', () => {
   it('when another writer moved the counter, writes nothing alone and takes the transaction instead', async () => {
     const other = await database.open();
     try {
-      expect(kinds(await other.appendPending([budgeted(tx('alice', 50n))]))).toEqual(['stored']);
+      expect(kinds(await other.appendPending([refusing(tx('alice', 50n))]))).toEqual(['stored']);
       queries.mockClear();
       // This instance does not know of the other's 50: the statement alone finds the counter moved.
-      expect(kinds(await store.appendPending([budgeted(tx('alice', 60n))]))).toEqual(['refused']);
-      expect(kinds(await store.appendPending([budgeted(tx('alice', 50n))]))).toEqual(['stored']);
+      expect(kinds(await store.appendPending([refusing(tx('alice', 60n))]))).toEqual(['refused']);
+      expect(kinds(await store.appendPending([refusing(tx('alice', 50n))]))).toEqual(['stored']);
       expect(await pendingHashes()).toHaveLength(2);
     } finally {
       await other.close();
