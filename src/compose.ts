@@ -157,7 +157,9 @@ export async function startTabula(config: Config, options: TabulaOptions = {}): 
   const metrics = new LedgerMetrics();
   const hub_options = { ...DEFAULT_EVENT_HUB_OPTIONS, retention_s: config.events.retention_s, ...options.event_hub };
   const events = new EventHub(store, tokens, clock, logger, hub_options, event_signal);
-  const writer = new SubmissionWriter(store, DEFAULT_WRITER_LIMITS, () => events.changed());
+  // Tells the hub of each group commit with the head it took: no read of the head (on PostgreSQL the
+  // commit's NOTIFY tells of it again, and a head already loaded costs nothing).
+  const writer = new SubmissionWriter(store, DEFAULT_WRITER_LIMITS, () => events.changed(store.appendedEventHead()));
   const backlog = new PendingBacklog((limit) => store.pendingCountUpTo(limit), {
     pending_max: config.pending_max, refresh_ms: BACKLOG_REFRESH_MS, retry_after_s: Math.min(BACKLOG_RETRY_AFTER_S_MAX, Math.max(1, Math.ceil(config.block_interval_ms / 1000))),
   });

@@ -207,6 +207,11 @@ export interface LedgerStore {
   readEvents(after: number, limit: number): Promise<StoredEvent[]>;
   /** The sequence of the last committed event (0 before the first). */
   eventHead(): Promise<number>;
+  /**
+   * The last event sequence this handle's own appends took (0 before its first): committed, so a head
+   * the event hub may move to without reading it; another writer's may be newer (it tells of its own).
+   */
+  appendedEventHead(): number;
 
   /** Ledger-wide settings fixed at creation (e.g. the native symbol the hashes commit to). */
   getSetting(name: string): Promise<string | null>;

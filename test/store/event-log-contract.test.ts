@@ -126,6 +126,24 @@ describe(`the event log (${testStoreKind()})`, () => {
     expect((await store.readEvents(0, 10)).map((event) => event.sequence)).toEqual([1, 2]);
   });
 
+  it("knows the head its own appends took, committed, without reading it; not another handle's", async () => {
+    expect(store.appendedEventHead()).toBe(0);
+    const genesis = genesisBlock(T0);
+    await store.commitBlock({ header: genesis, totals: TOTALS, outcomes: [], balances: [], new_users: [], active_users: [] });
+    await store.appendPending([pending(), pending()].map((transaction) => ({ transaction, idempotency: null })));
+    expect(store.appendedEventHead()).toBe(3);
+    expect(await store.eventHead()).toBe(3);
+    const other = await another();
+    await other.appendPending([{ transaction: pending(), idempotency: null }]);
+    expect(other.appendedEventHead()).toBe(4);
+    expect(store.appendedEventHead()).toBe(3); // a lower bound: the other handle tells of its own
+    const idempotency = { caller: 'alice', key: 'k1', request_hash: 'r'.repeat(64) };
+    await store.appendPending([{ transaction: pending(), idempotency }]);
+    expect(store.appendedEventHead()).toBe(5);
+    await store.appendPending([{ transaction: pending(), idempotency }]); // a replay takes no sequence
+    expect(store.appendedEventHead()).toBe(5);
+  });
+
   it('keeps the log gap-free while two handles append concurrently', async () => {
     const other = await another();
     const writes: Array<Promise<unknown>> = [];

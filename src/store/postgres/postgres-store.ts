@@ -362,6 +362,8 @@ export class PostgresStore implements LedgerStore {
   private readonly pending_debits = new SequencedPendingDebits();
   /** This instance's block being written, settled (never rejected) once it is and its change reported. */
   private block_in_flight: Promise<void> | null = null;
+  /** See appendedEventHead. */
+  private appended_head = 0;
   private closed = false;
   /** The newest block's number: one read per event-loop turn however many requests ask (../coalesced-read.ts). */
   /** Every history request asks for its account's newest transaction: one round trip per event-loop turn answers them all. */
@@ -423,8 +425,15 @@ export class PostgresStore implements LedgerStore {
     const alone = keyless ? await this.writeStatements('store submissions', (pool) => appendAlone(pool, batch, figure, this.event_channel)) : null;
     const { results, delta } = alone
       ?? await this.write('store submissions', (client) => appendBatch(client, batch, figure, this.event_channel, { covered_tried: keyless }));
-    if (delta !== null) this.pending_debits.committed(delta);
+    if (delta !== null) {
+      this.pending_debits.committed(delta);
+      this.appended_head = Math.max(this.appended_head, delta.after);
+    }
     return results;
+  }
+
+  appendedEventHead(): number {
+    return this.appended_head;
   }
 
   async findIdempotency(caller: string, key: string): Promise<IdempotencyRecord | null> {

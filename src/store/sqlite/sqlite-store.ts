@@ -136,6 +136,8 @@ export class SqliteStore implements LedgerStore {
   private readonly pending_rows: SqlitePendingRows;
   /** Null for an in-memory database, or when SQLite checkpoints in the commit. */
   private readonly checkpointer: WalCheckpointer | null;
+  /** See appendedEventHead. */
+  private appended_head = 0;
   /**
    * The newest block's number: one read per event-loop turn however many requests ask
    * (../coalesced-read.ts). The query is a seek, but each statement outside a transaction is a read
@@ -187,6 +189,7 @@ export class SqliteStore implements LedgerStore {
     await this.checkpointer?.ready();
     this.db.pragma('synchronous = NORMAL');
     let results: AppendResult[];
+    let head = this.appended_head;
     try {
       const budget = this.failure_budget.begin();
       const stored: PendingHistoryRow[] = [];
@@ -196,8 +199,10 @@ export class SqliteStore implements LedgerStore {
         const appended = batch.map((item) => this.appendOne(item, sequence, budget, stored));
         budget.finish();
         this.statements.setEventCounter.run(sequence.next - 1);
+        head = sequence.next - 1;
         return appended;
       })();
+      this.appended_head = head;
       budget.committed();
       this.pending_history.stored(stored);
       this.checkpointer?.committed();
@@ -206,6 +211,10 @@ export class SqliteStore implements LedgerStore {
     }
     if (this.wal !== null) await (await this.wal).sync();
     return results;
+  }
+
+  appendedEventHead(): number {
+    return this.appended_head;
   }
 
   /** SQLite's data_version: another connection's commit to the file changes it (this connection's do not). */
