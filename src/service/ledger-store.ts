@@ -208,8 +208,8 @@ export interface LedgerStore {
   /** The sequence of the last committed event (0 before the first). */
   eventHead(): Promise<number>;
   /**
-   * The last event sequence this handle's own appends took (0 before its first): committed, so a head
-   * the event hub may move to without reading it; another writer's may be newer (it tells of its own).
+   * The last event sequence this handle's own appends took (0 before its first), once durable: a head the
+   * event hub may move to without reading it; another writer's may be newer (it tells of its own).
    */
   appendedEventHead(): number;
 

@@ -202,7 +202,6 @@ export class SqliteStore implements LedgerStore {
         head = sequence.next - 1;
         return appended;
       })();
-      this.appended_head = head;
       budget.committed();
       this.pending_history.stored(stored);
       this.checkpointer?.committed();
@@ -210,6 +209,7 @@ export class SqliteStore implements LedgerStore {
       this.db.pragma('synchronous = FULL');
     }
     if (this.wal !== null) await (await this.wal).sync();
+    this.appended_head = head;
     return results;
   }
 
