@@ -9,8 +9,8 @@
  * The window is filled only while someone reads it. With no read for `window_idle_ms` (no stream
  * open, no webhook endpoint behind, no publisher), a change only moves the head forward (one read of
  * the store's head, or none when the change told the head) and empties the window; the next read goes
- * to the store, and the window fills again from then on. Reading and encoding every event that nobody reads took a tenth of the service's
- * time under batch submissions (issue 10's profiles).
+ * to the store, and the window fills again from then on. Reading and encoding every event that nobody
+ * reads took a tenth of the service's time under batch submissions (issue 10's profiles).
  */
 import type { Logger } from 'pino';
 import { GoneError } from '../domain/shared/errors.js';
@@ -65,7 +65,7 @@ export class EventHub implements EventFeed {
   private stopped = false;
   /** When `read` was last called (monotonic, `performance.now()`); none yet: the window is idle. */
   private last_read_ms = Number.NEGATIVE_INFINITY;
-  /** The highest head a change told of since the last refresh began. */
+  /** The highest head any change has told of (never lowered: a head told is a head reached). */
   private announced_head = 0;
   /** Whether a change since the last refresh began told of no head: then only the store knows. */
   private head_unknown = false;
