@@ -97,6 +97,10 @@ describe(`the store contract (${testStoreKind()})`, () => {
       await expect(store.appendPending([keyed(pending(), 'carol', 'k-1'), plain(duplicate), plain(duplicate)])).rejects.toThrow();
       expect(await store.pendingCount()).toBe(0);
       expect(await store.findIdempotency('carol', 'k-1')).toBeNull();
+      // A transaction already pending, from an earlier commit: refused too, and nothing of the batch stored.
+      await store.appendPending([plain(duplicate)]);
+      await expect(store.appendPending([plain(pending()), plain(duplicate)])).rejects.toThrow();
+      expect(await store.pendingCount()).toBe(1);
     });
 
     it('claims an idempotency key once: the earliest arrival wins, later ones get its record', async () => {
@@ -451,6 +455,32 @@ describe(`the store contract (${testStoreKind()})`, () => {
         const newest = await reader.accountHistory('erin', null, 2);
         expect(hashes(newest)).toEqual([last.tx_hash, expected[0]]);
         expect(newest.map((entry) => entry.sealed)).toEqual([false, true]);
+      }
+    });
+
+    it('finds a transaction by hash while it is pending and once it is sealed, whichever handle stored or sealed it', async () => {
+      await store.commitBlock(genesisCommit());
+      const genesis = (await store.latestBlock())!;
+      const mine = [pending({ from: 'erin', to: 'peer0' }), pending({ from: 'erin', to: 'peer1' })];
+      await store.appendPending(mine.map(plain));
+      const other = await another();
+      const theirs = pending({ from: 'peer1', to: 'erin' });
+      await other.appendPending([plain(theirs)]);
+      const all = [...mine, theirs];
+      const absent = pending({ from: 'erin', to: 'peer2' }).tx_hash;
+      const statuses = async (reader: LedgerStore) => ({
+        one_by_one: await Promise.all([...all.map((tx) => tx.tx_hash), absent].map(async (tx_hash) => (await reader.getTransaction(tx_hash))?.status ?? null)),
+        together: new Map((await reader.transactionsByHash([absent, ...all.map((tx) => tx.tx_hash)])).map((tx) => [tx.tx_hash, tx.status])),
+      });
+      for (const reader of [store, other]) {
+        expect(await statuses(reader)).toEqual({ one_by_one: ['pending', 'pending', 'pending', null], together: new Map(all.map((tx) => [tx.tx_hash, 'pending'])) });
+      }
+      // The other handle seals them all; both find them sealed, the whole transaction as stored.
+      const sealing = blockCommit(genesis, all);
+      await other.commitBlock(sealing);
+      for (const reader of [store, other]) {
+        expect(await statuses(reader)).toEqual({ one_by_one: ['confirmed', 'confirmed', 'confirmed', null], together: new Map(all.map((tx) => [tx.tx_hash, 'confirmed'])) });
+        expect(await reader.getTransaction(theirs.tx_hash)).toEqual({ ...theirs, status: 'confirmed', block_number: 1, block_hash: sealing.header.hash, position: 2 });
       }
     });
   });
