@@ -142,6 +142,9 @@ describe(`the event log (${testStoreKind()})`, () => {
     expect(store.appendedEventHead()).toBe(5);
     await store.appendPending([{ transaction: pending(), idempotency }]); // a replay takes no sequence
     expect(store.appendedEventHead()).toBe(5);
+    // Appends made at once: the head is the newest of theirs, whichever is durable last.
+    await Promise.all([store.appendPending([{ transaction: pending(), idempotency: null }]), store.appendPending([{ transaction: pending(), idempotency: null }])]);
+    expect(store.appendedEventHead()).toBe(7);
   });
 
   it('keeps the log gap-free while two handles append concurrently', async () => {

@@ -209,7 +209,8 @@ export class SqliteStore implements LedgerStore {
       this.db.pragma('synchronous = FULL');
     }
     if (this.wal !== null) await (await this.wal).sync();
-    this.appended_head = head;
+    // Two appends' fsyncs may resolve out of order: the head only moves forward (as on PostgreSQL).
+    this.appended_head = Math.max(this.appended_head, head);
     return results;
   }
 
