@@ -26,13 +26,13 @@ import { freshDatabase, type FreshDatabase } from './databases.js';
 import { getJson, loadTransactions, signToken, waitUntilSealed, type Stats, type TransferBody } from './ledger-client.js';
 import type { PooledRequest } from './load-types.js';
 import { BenchError, profileFlags, scheduleSeconds, startLoadGenerator, startService, type LoadGenerator } from './processes.js';
-import { batchPool, mint, readPools, submitHotPool, submitManyPool, SUBMIT_AMOUNT } from './scenario-requests.js';
+import { batchPool, mint, readPools, submitHotPool, submitKeyedPool, submitManyPool, SUBMIT_AMOUNT } from './scenario-requests.js';
 
 const SENDERS = 1000;
 const SEED_TRANSFERS = 20_000;
 const BATCH_SIZE = 1000;
 const BATCH_CONNECTIONS = 8;
-const SCENARIOS = ['submit_many', 'submit_hot', 'batch', 'tx_lookup', 'balance', 'account_history', 'blocks_first', 'blocks_deep', 'stats'] as const;
+const SCENARIOS = ['submit_many', 'submit_hot', 'submit_keyed', 'batch', 'tx_lookup', 'balance', 'account_history', 'blocks_first', 'blocks_deep', 'stats'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 type ProfileNode = { id: number; callFrame: { functionName: string; url: string }; children?: number[] };
@@ -234,6 +234,7 @@ async function scenarioPools(secret: string, admin: string, seeded: Seeded): Pro
   return {
     submit_many: submitManyPool(seeded.senders, sender_tokens),
     submit_hot: submitHotPool(await signToken(secret, 'hot-sender'), seeded.senders),
+    submit_keyed: submitKeyedPool(seeded.senders, sender_tokens),
     batch: batchPool(admin, seeded.senders, BATCH_SIZE),
     tx_lookup: reads.tx_lookup as PooledRequest[], balance: reads.balance as PooledRequest[], account_history: reads.account_history as PooledRequest[],
     blocks_first: reads.blocks_first as PooledRequest[],

@@ -1,5 +1,12 @@
 /** What the benchmark sends the load generator, and what it answers. */
-export type PooledRequest = { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
+export type PooledRequest = {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Each send carries a new random `Idempotency-Key` (a UUID), as a client that may retry sends it. */
+  new_idempotency_key?: boolean;
+};
 
 export type LoadSpec = {
   url: string;

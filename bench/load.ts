@@ -2,10 +2,12 @@
  * The load generator: a process of its own (so it never shares an event loop with the server it
  * measures), run as `node --import tsx bench/load.ts`. For each spec it reads (one JSON line
  * on stdin) it drives autocannon with the spec's pool of requests, taken in turn across all
- * connections, and prints one JSON result line on stdout:
+ * connections (a request marked so gets a new `Idempotency-Key` each time it is sent), and prints
+ * one JSON result line on stdout:
  * requests per second, exact latency percentiles (from every response time, not autocannon's
  * whole-millisecond histogram), status counts, and, for batch requests, the transactions accepted.
  */
+import { randomUUID } from 'node:crypto';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
 import type { LoadResult, LoadSpec, PooledRequest } from './load-types.js';
@@ -20,7 +22,8 @@ async function run(spec: LoadSpec, duration_s: number, record: boolean): Promise
     setupRequest: (prepared) => {
       const chosen = pool[next % pool.length] as PooledRequest;
       next += 1;
-      return { ...prepared, method: chosen.method, path: chosen.path, headers: chosen.headers, body: chosen.body } as autocannon.Request;
+      const headers = chosen.new_idempotency_key === true ? { ...chosen.headers, 'idempotency-key': randomUUID() } : chosen.headers;
+      return { ...prepared, method: chosen.method, path: chosen.path, headers, body: chosen.body } as autocannon.Request;
     },
   };
   if (spec.count_batch_items) {

@@ -7,7 +7,7 @@
  * bench/results/<timestamp>.json (and latest.json), draws the chart, prints the table.
  * Options: see bench/options.ts.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,7 +20,7 @@ import { DEFAULT_DATABASE_URL, describeSwapSealing, measureSwapSealing } from '.
 import { getJson, loadTransactions, metricValue, sampleHeapPeaks, scrapeMetrics, signToken, waitUntilSealed, waitUntilSealedTotal, type Stats, type TransferBody } from './ledger-client.js';
 import type { LoadSpec, PooledRequest } from './load-types.js';
 import { BENCH_PARTS, BENCH_USAGE, formatSize, readOptions, type BenchOptions } from './options.js';
-import { batchPool, mint, readPools as readPoolsOf, SAMPLE_POOL_SIZE, submitHotPool, submitManyPool, SUBMIT_AMOUNT, type ReadPool } from './scenario-requests.js';
+import { batchPool, mint, readPools as readPoolsOf, SAMPLE_POOL_SIZE, submitHotPool, submitKeyedPool, submitManyPool, SUBMIT_AMOUNT, type ReadPool } from './scenario-requests.js';
 import { BenchError, profileFlags, sleep, startBareServer, startLoadGenerator, startService, type LoadGenerator, type ServiceProcess } from './processes.js';
 import { eventsMarkdown, judgeTargets, markdownReport, medianOfRuns, printReport, type BenchResults, type MainRun, type ScaleLevel, type ScenarioResult } from './report.js';
 
@@ -198,6 +198,8 @@ async function mainScenarios(run: Run, ledger_name: string): Promise<Pick<BenchR
   scenarios.push(await measure(run, service, 'submit_many', `submit, ${senders.length} senders`, 'submit', submit_many, options.connections));
   const submit_hot = submitHotPool(await signToken(run.secret, 'hot-sender'), senders);
   scenarios.push(await measure(run, service, 'submit_hot', 'submit, one hot sender', 'submit', submit_hot, options.connections));
+  const submit_keyed = submitKeyedPool(senders, sender_tokens);
+  scenarios.push(await measure(run, service, 'submit_keyed', `submit, ${senders.length} senders, a new Idempotency-Key each`, 'submit', submit_keyed, options.connections));
   const batches = batchPool(run.admin, senders, options.batch_size);
   scenarios.push(await measure(run, service, 'batch', `batch of ${options.batch_size}`, 'batch', batches, options.batch_connections));
   acknowledged += scenarios.reduce((sum, scenario) => sum + scenario.service.acknowledged, 0);
@@ -249,7 +251,8 @@ async function measure(
 ): Promise<ScenarioResult> {
   const { options } = run;
   const sample = pool[0] as PooledRequest;
-  const probe = await fetch(`${service.url}${sample.path}`, { method: sample.method, headers: sample.headers, ...(sample.body === undefined ? {} : { body: sample.body }) });
+  const probe_headers = sample.new_idempotency_key === true ? { ...sample.headers, 'idempotency-key': randomUUID() } : sample.headers;
+  const probe = await fetch(`${service.url}${sample.path}`, { method: sample.method, headers: probe_headers, ...(sample.body === undefined ? {} : { body: sample.body }) });
   const probe_text = await probe.text();
   const response_bytes = Buffer.byteLength(probe_text);
   // The probe's submissions are acknowledged too: they count towards what must survive kill -9.

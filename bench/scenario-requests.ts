@@ -33,6 +33,14 @@ export function submitManyPool(senders: readonly string[], sender_tokens: readon
   }));
 }
 
+/**
+ * The many senders' transfers, each sent with a new random `Idempotency-Key`, as a payments client that
+ * retries safely sends every submission: the key is claimed in the same commit as the transaction.
+ */
+export function submitKeyedPool(senders: readonly string[], sender_tokens: readonly string[]): PooledRequest[] {
+  return submitManyPool(senders, sender_tokens).map((request) => ({ ...request, new_idempotency_key: true }));
+}
+
 /** One funded sender ('hot-sender') paying many receivers. */
 export function submitHotPool(hot_token: string, receivers: readonly string[]): PooledRequest[] {
   return receivers.slice(0, SAMPLE_POOL_SIZE).map((receiver) => submitRequest(hot_token, {

@@ -31,7 +31,7 @@ describe('benchmark smoke run', () => {
     const results = JSON.parse(fs.readFileSync(path.join(dir, 'latest.json'), 'utf8')) as BenchResults;
     expect(results.smoke).toBe(true);
     expect(results.scenarios.map((scenario) => scenario.name)).toEqual(
-      ['submit_many', 'submit_hot', 'batch', 'tx_lookup', 'balance', 'account_history', 'blocks_first', 'blocks_deep', 'stats'],
+      ['submit_many', 'submit_hot', 'submit_keyed', 'batch', 'tx_lookup', 'balance', 'account_history', 'blocks_first', 'blocks_deep', 'stats'],
     );
     for (const scenario of results.scenarios) {
       expect(scenario.service.requests, scenario.name).toBeGreaterThan(0);

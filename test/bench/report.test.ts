@@ -115,4 +115,14 @@ describe("issue 10's targets, per store", () => {
     const targets = judgeTargets(results('postgres', medianOfRuns([slow])));
     expect(target(targets, 'submit_many: p99')).toMatchObject({ value: '4.3× (13.0 against 3.00 ms)', met: false });
   });
+
+  it('reports the keyed submissions beside the others without judging them (no target names them)', () => {
+    const run = mainRun('2026-11-27T10:00:00Z', 0.4, 60_000, 0.6, 60_000);
+    run.scenarios.splice(1, 0, scenario('submit_keyed', 'submit', 0.1, { p99_ms: 30, bare_p99_ms: 3 }));
+    const judged = results('sqlite', medianOfRuns([run]));
+    const targets = judgeTargets(judged);
+    expect(target(targets, 'submit_many: vs bare')).toBeDefined();
+    expect(targets.filter((item) => item.name.startsWith('submit_keyed'))).toEqual([]);
+    expect(markdownReport({ ...judged, targets })).toContain('| submit_keyed |');
+  });
 });
