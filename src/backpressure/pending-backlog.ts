@@ -84,12 +84,17 @@ export class PendingBacklog {
     this.timer = null;
   }
 
+  /** Whether `items` more would be admitted now (holds nothing, counts nothing). */
+  hasRoom(items: number): boolean {
+    return items === 0 || this.estimate + items <= this.options.pending_max;
+  }
+
   /**
    * Refuses, storing nothing, when `items` more would pass PENDING_MAX; else holds their place until
    * `settle` (so that requests admitted together cannot pass the bound together).
    */
   admit(items: number): void {
-    if (items === 0 || this.estimate + items <= this.options.pending_max) {
+    if (this.hasRoom(items)) {
       this.in_flight += items;
       return;
     }

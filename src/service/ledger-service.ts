@@ -97,7 +97,7 @@ export type LedgerServiceOptions = {
   /** Proves balances against the balance root of the newest block; absent: proofs are not offered. */
   balance_commitment?: BalanceCommitment;
   /** The bound on transactions waiting to be sealed (src/backpressure); absent: none. */
-  backlog?: { admit(items: number): void; settle(admitted: number, stored: number): void };
+  backlog?: { hasRoom(items: number): boolean; admit(items: number): void; settle(admitted: number, stored: number): void };
 };
 
 /** Balances as of a sealed block, with the proof of each against that block's balance root. */
@@ -135,22 +135,60 @@ export class LedgerService {
     this.block_headers = new BlockHeaderCache();
   }
 
+  /**
+   * Submits one transaction. Its idempotency key, if any, is claimed in the commit that stores it, and
+   * the store answers a key already held with the record stored under it (a replay): a new key costs
+   * no read of its own (a look-up outside a transaction was most of what a key added on SQLite,
+   * docs/performance.md). A full backlog, or a store that takes no writes, refuses new transactions
+   * but still answers a repeat of a stored request, from what is stored.
+   */
   async submit(principal: Principal, body: TransactionBody, idempotency_key: string | undefined): Promise<SubmitResult> {
     const request = parseTransactionRequest(body, this.tokens);
     authorize(principal, request);
-    const idempotency = idempotency_key === undefined ? null : await this.claim(principal, idempotency_key, request);
-    if (idempotency?.replay) return idempotency.replay;
-    this.options.backlog?.admit(1);
+    const claim = idempotency_key === undefined ? null : idempotencyClaim(principal, idempotency_key, request);
+    if (claim !== null && this.options.backlog?.hasRoom(1) === false) {
+      const stored = await this.store.findIdempotency(claim.caller, claim.key);
+      if (stored !== null) return replay(stored, claim.request_hash);
+    }
     const transaction = this.createTransaction(request);
+    let result: AppendResult;
+    try {
+      result = await this.appendOne({ transaction, idempotency: claim, failure_budget: this.chargeTo(principal) });
+    } catch (error) {
+      const stored = claim === null ? null : await this.storedUnderKey(claim, error);
+      if (claim === null || stored === null) throw error;
+      return replay(stored, claim.request_hash);
+    }
+    if (result.kind === 'replay') return replay(result.record, claim?.request_hash ?? '');
+    if (result.kind === 'refused') throw new BudgetExceededError(result.retry_after_s);
+    return receiptOf(transaction);
+  }
+
+  /** Appends one item, holding its place in the pending backlog (PENDING_MAX) until the store has answered. */
+  private async appendOne(item: PendingAppend): Promise<AppendResult> {
+    this.options.backlog?.admit(1);
     let result: AppendResult | null = null;
     try {
-      result = await this.writer.append({ transaction, idempotency: idempotency?.claim ?? null, failure_budget: this.chargeTo(principal) });
+      result = await this.writer.append(item);
     } finally {
       this.options.backlog?.settle(1, result?.kind === 'stored' ? 1 : 0);
     }
-    if (result.kind === 'replay') return replay(result.record, idempotency?.claim.request_hash ?? '');
-    if (result.kind === 'refused') throw new BudgetExceededError(result.retry_after_s);
-    return receiptOf(transaction);
+    return result;
+  }
+
+  /**
+   * After a store that takes no writes refused the append, the record an earlier submission stored
+   * under the claim's key; null when there is none, after any other error, or when the store cannot be
+   * read either (the refusal stands).
+   */
+  private async storedUnderKey(claim: IdempotencyClaim, refusal: unknown): Promise<IdempotencyRecord | null> {
+    if (!(refusal instanceof StorageUnavailableError)) return null;
+    try {
+      return await this.store.findIdempotency(claim.caller, claim.key);
+    } catch (error) {
+      if (error instanceof StorageUnavailableError) return null;
+      throw error;
+    }
   }
 
   /**
@@ -211,12 +249,9 @@ export class LedgerService {
     return this.store.countIdempotencyKeys(principal.sub, keys.slice(0, BATCH_TRANSACTIONS_MAX));
   }
 
-  /** `field` names where the key came from: the header of a single submission, or a batch item's field. */
-  private async claim(principal: Principal, key: string, request: TransactionRequest, field = 'Idempotency-Key') {
-    if (!isIdempotencyKey(key)) {
-      throw new InvalidRequestError('invalid_idempotency_key', `${field} must be 1 to ${IDEMPOTENCY_KEY_LENGTH_MAX} visible ASCII characters`, field);
-    }
-    const claim = { caller: principal.sub, key, request_hash: requestHash(request) };
+  /** A batch item's claim, with the answer to it when the key is already stored. */
+  private async claim(principal: Principal, key: string, request: TransactionRequest, field: string) {
+    const claim = idempotencyClaim(principal, key, request, field);
     const existing = await this.store.findIdempotency(principal.sub, key);
     return { claim, replay: existing === null ? null : replay(existing, claim.request_hash) };
   }
@@ -550,6 +585,16 @@ function replayOutcome(record: IdempotencyRecord, request_hash: string): BatchIt
   } catch (error) {
     return { ok: false, error };
   }
+}
+
+type IdempotencyClaim = NonNullable<PendingAppend['idempotency']>;
+
+/** The caller's claim of `key` for `request`; `field` names where the key came from: the header of a single submission, or a batch item's field. */
+function idempotencyClaim(principal: Principal, key: string, request: TransactionRequest, field = 'Idempotency-Key'): IdempotencyClaim {
+  if (!isIdempotencyKey(key)) {
+    throw new InvalidRequestError('invalid_idempotency_key', `${field} must be 1 to ${IDEMPOTENCY_KEY_LENGTH_MAX} visible ASCII characters`, field);
+  }
+  return { caller: principal.sub, key, request_hash: requestHash(request) };
 }
 
 function replay(record: IdempotencyRecord, request_hash: string): SubmitResult {

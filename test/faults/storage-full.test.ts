@@ -38,16 +38,20 @@ describe('a full disk under SQLite', () => {
   it('answers 503 storage_unavailable while the disk is full, and recovers when space is freed', async () => {
     service = await ServiceProcess.start({ data_dir: mount_point, env: { JWT_SECRET: TEST_SECRET, BLOCK_INTERVAL_MS: '200', RATE_LIMIT_MAX: '10000000' } });
     const admin = await service.token('treasury', { admin: true });
-    const submit = async (index: number) => {
+    const submit = async (index: number, idempotency_key?: string) => {
       const response = await fetch(`${service!.url}/api/transactions/submit`, {
-        method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json', ...(idempotency_key === undefined ? {} : { 'idempotency-key': idempotency_key }) },
         body: JSON.stringify({ from: 'treasury', to: `user-${index % 50}`, amount: 1, token: 'TAB', type: 'mint', metadata: { note: 'n'.repeat(2000) } }),
       });
-      return { status: response.status, body: (await response.json()) as Record<string, unknown>, retry_after: response.headers.get('retry-after') };
+      return {
+        status: response.status, body: (await response.json()) as Record<string, unknown>, retry_after: response.headers.get('retry-after'),
+        replayed: response.headers.get('idempotent-replayed'),
+      };
     };
     const acknowledged = new Set<string>();
     for (let index = 0; index < 20; index += 1) {
-      const answer = await submit(index);
+      const answer = await submit(index, index === 0 ? 'stored-before-full' : undefined);
       expect(answer.status).toBe(202);
       acknowledged.add(answer.body.tx_hash as string);
     }
@@ -70,6 +74,11 @@ describe('a full disk under SQLite', () => {
       refused += 1;
     }
     expect(refused).toBe(5);
+    // A repeat of a request stored before is still answered, from what is stored; a new key is refused.
+    const repeat = await submit(0, 'stored-before-full');
+    expect(repeat).toMatchObject({ status: 202, replayed: 'true' });
+    expect(acknowledged.has(repeat.body.tx_hash as string)).toBe(true);
+    expect(await submit(0, 'new-while-full')).toMatchObject({ status: 503, body: { code: 'storage_unavailable' } });
     const ready = await fetch(`${service.url}/readyz`);
     expect(ready.status).toBe(503);
     expect(((await ready.json()) as { code: string }).code).toBe('not_ready');

@@ -68,5 +68,8 @@ describe('PENDING_MAX', () => {
     expect(again.status).toBe(202);
     expect(again.json.tx_hash).toBe(first.json.results[0].tx_hash);
     expectProblem(await admin.post(SUBMIT, mint('a'), { 'idempotency-key': 'k-2' }), 503, 'pending_backlog_full');
+    // The replay is not counted as a refusal; the new key is.
+    const metrics = await ledger.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-token-that-is-long-enough-32' } });
+    expect(metrics.body).toMatch(/^tabula_pending_backlog_refusals_total 1$/m);
   });
 });

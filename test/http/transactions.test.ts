@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { transactionHash } from '../../src/domain/hashing.js';
+import { StorageUnavailableError } from '../../src/domain/shared/errors.js';
 import { rootFromInclusionProof } from '../../src/domain/shared/merkle.js';
 import { sha256 } from '../../src/domain/hashing.js';
 import { hexToBytes, toHashHex } from '../../src/domain/shared/hex.js';
@@ -221,6 +222,25 @@ describe('transactions', () => {
       const calls = await Promise.all(Array.from({ length: 25 }, () => alice.post(SUBMIT, body, undefined, { 'idempotency-key': 'burst' })));
       expect(new Set(calls.map((call) => call.json.tx_hash)).size).toBe(1);
       expect(calls.filter((call) => call.headers['idempotent-replayed'] === 'true')).toHaveLength(24);
+      expect(await ledger.store.pendingCount()).toBe(1);
+    });
+    it('answers a repeat from what is stored while the store refuses writes; a new key gets 503', async () => {
+      const first = await alice.post(SUBMIT, body, undefined, { 'idempotency-key': 'order-4' });
+      const append = ledger.store.appendPending;
+      ledger.store.appendPending = () => Promise.reject(new StorageUnavailableError('the store refuses writes (injected)', { cause: null }));
+      try {
+        const again = await alice.post(SUBMIT, body, undefined, { 'idempotency-key': 'order-4' });
+        expect(again.json).toEqual(first.json);
+        expect(again.headers['idempotent-replayed']).toBe('true');
+        const token = await ledger.token('alice');
+        const refused = await ledger.app.inject({
+          method: 'POST', url: SUBMIT, payload: body, headers: { authorization: `Bearer ${token}`, 'idempotency-key': 'order-5' },
+        });
+        expect(refused.statusCode).toBe(503);
+        expect(refused.json()).toMatchObject({ code: 'storage_unavailable' });
+      } finally {
+        ledger.store.appendPending = append;
+      }
       expect(await ledger.store.pendingCount()).toBe(1);
     });
     it('refuses the same key with another body: 422', async () => {
