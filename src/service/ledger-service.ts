@@ -139,63 +139,25 @@ export class LedgerService {
    * Submits one transaction. Its idempotency key, if any, is claimed in the commit that stores it, and
    * the store answers a key already held with the record stored under it (a replay): a new key costs
    * no read of its own (a look-up outside a transaction was most of what a key added on SQLite,
-   * docs/performance.md). A full backlog, or a store that takes no writes, refuses new transactions
-   * but still answers a repeat of a stored request, from what is stored.
+   * docs/performance.md).
    */
   async submit(principal: Principal, body: TransactionBody, idempotency_key: string | undefined): Promise<SubmitResult> {
     const request = parseTransactionRequest(body, this.tokens);
     authorize(principal, request);
     const claim = idempotency_key === undefined ? null : idempotencyClaim(principal, idempotency_key, request);
-    if (claim !== null && this.options.backlog?.hasRoom(1) === false) {
-      const stored = await this.store.findIdempotency(claim.caller, claim.key);
-      if (stored !== null) return replay(stored, claim.request_hash);
-    }
     const transaction = this.createTransaction(request);
-    let result: AppendResult;
-    try {
-      result = await this.appendOne({ transaction, idempotency: claim, failure_budget: this.chargeTo(principal) });
-    } catch (error) {
-      const stored = claim === null ? null : await this.storedUnderKey(claim, error);
-      if (claim === null || stored === null) throw error;
-      return replay(stored, claim.request_hash);
-    }
+    const [result] = await this.appendOrReplay([{ transaction, idempotency: claim, failure_budget: this.chargeTo(principal) }]);
+    assert(result !== undefined, 'one answer for one append');
     if (result.kind === 'replay') return replay(result.record, claim?.request_hash ?? '');
     if (result.kind === 'refused') throw new BudgetExceededError(result.retry_after_s);
     return receiptOf(transaction);
   }
 
-  /** Appends one item, holding its place in the pending backlog (PENDING_MAX) until the store has answered. */
-  private async appendOne(item: PendingAppend): Promise<AppendResult> {
-    this.options.backlog?.admit(1);
-    let result: AppendResult | null = null;
-    try {
-      result = await this.writer.append(item);
-    } finally {
-      this.options.backlog?.settle(1, result?.kind === 'stored' ? 1 : 0);
-    }
-    return result;
-  }
-
-  /**
-   * After a store that takes no writes refused the append, the record an earlier submission stored
-   * under the claim's key; null when there is none, after any other error, or when the store cannot be
-   * read either (the refusal stands).
-   */
-  private async storedUnderKey(claim: IdempotencyClaim, refusal: unknown): Promise<IdempotencyRecord | null> {
-    if (!(refusal instanceof StorageUnavailableError)) return null;
-    try {
-      return await this.store.findIdempotency(claim.caller, claim.key);
-    } catch (error) {
-      if (error instanceof StorageUnavailableError) return null;
-      throw error;
-    }
-  }
-
   /**
    * Submits many transactions at once: each is validated, authorized and checked for idempotency on
-   * its own, and every valid one is stored durably in one commit before this resolves. An invalid
-   * item gets its own error and stores nothing; a store failure rejects the whole batch (nothing of
-   * it is stored).
+   * its own (its key claimed in the commit, as a single submission's), and every valid one is stored
+   * durably in one commit before this resolves. An invalid item gets its own error and stores nothing;
+   * a store failure rejects the whole batch (nothing of it is stored).
    */
   async submitBatch(principal: Principal, items: readonly BatchItem[]): Promise<BatchItemOutcome[]> {
     assert(items.length <= BATCH_TRANSACTIONS_MAX, 'the HTTP edge limits the size of a batch');
@@ -207,21 +169,49 @@ export class LedgerService {
       try {
         const request = parseTransactionRequest(item.body, this.tokens);
         authorize(principal, request);
-        const idempotency = item.idempotency_key === undefined ? null : await this.claim(principal, item.idempotency_key, request, 'idempotency_key');
-        if (idempotency?.replay) {
-          outcomes[index] = { ok: true, result: idempotency.replay };
-          continue;
-        }
+        const claim = item.idempotency_key === undefined ? null : idempotencyClaim(principal, item.idempotency_key, request, 'idempotency_key');
         const transaction = this.createTransaction(request);
-        appends.push({ transaction, idempotency: idempotency?.claim ?? null, failure_budget: this.chargeTo(principal) });
-        appended.push({ index, transaction, request_hash: idempotency?.claim.request_hash ?? '' });
+        appends.push({ transaction, idempotency: claim, failure_budget: this.chargeTo(principal) });
+        appended.push({ index, transaction, request_hash: claim?.request_hash ?? '' });
       } catch (error) {
         // A typed error refuses this item alone; anything else is a bug and fails the batch before anything is stored.
         if (!(error instanceof LedgerError)) throw error;
         outcomes[index] = { ok: false, error };
       }
     }
-    // Past PENDING_MAX the whole batch is refused, storing nothing (replays above were answered from what is stored).
+    const results = await this.appendOrReplay(appends);
+    results.forEach((result, position) => {
+      const { index, transaction, request_hash } = appended[position] as (typeof appended)[number];
+      outcomes[index] = outcomeOf(result, transaction, request_hash);
+    });
+    return outcomes;
+  }
+
+  /**
+   * Appends `appends` in one commit, holding their places in the pending backlog (PENDING_MAX) until
+   * the store has answered. Past PENDING_MAX, or while the store takes no writes, they are refused
+   * whole, storing nothing — unless every one of them repeats a request already stored under its key:
+   * then they are answered from what is stored (replays; not counted as the backlog's refusals).
+   */
+  private async appendOrReplay(appends: readonly PendingAppend[]): Promise<AppendResult[]> {
+    if (this.options.backlog?.hasRoom(appends.length) === false) {
+      const repeats = await this.storedRepeats(appends);
+      if (repeats !== null) return repeats;
+    }
+    try {
+      return await this.appendHeld(appends);
+    } catch (error) {
+      if (!(error instanceof StorageUnavailableError)) throw error;
+      const repeats = await this.storedRepeats(appends).catch((read_error: unknown) => {
+        if (read_error instanceof StorageUnavailableError) return null;
+        throw read_error;
+      });
+      if (repeats === null) throw error;
+      return repeats;
+    }
+  }
+
+  private async appendHeld(appends: readonly PendingAppend[]): Promise<AppendResult[]> {
     this.options.backlog?.admit(appends.length);
     let results: AppendResult[] = [];
     try {
@@ -229,11 +219,18 @@ export class LedgerService {
     } finally {
       this.options.backlog?.settle(appends.length, results.filter((result) => result.kind === 'stored').length);
     }
-    results.forEach((result, position) => {
-      const { index, transaction, request_hash } = appended[position] as (typeof appended)[number];
-      outcomes[index] = outcomeOf(result, transaction, request_hash);
-    });
-    return outcomes;
+    return results;
+  }
+
+  /** Each append's record stored under its key, as replays; null as soon as one has no key or nothing stored under it. */
+  private async storedRepeats(appends: readonly PendingAppend[]): Promise<AppendResult[] | null> {
+    const repeats: AppendResult[] = [];
+    for (const { idempotency } of appends) {
+      const record = idempotency === null ? null : await this.store.findIdempotency(idempotency.caller, idempotency.key);
+      if (record === null) return null;
+      repeats.push({ kind: 'replay', record });
+    }
+    return repeats;
   }
 
   /** Uncovered debits are charged to the token's subject, admins included. */
@@ -247,13 +244,6 @@ export class LedgerService {
    */
   async storedIdempotencyKeyCount(principal: Principal, keys: readonly string[]): Promise<number> {
     return this.store.countIdempotencyKeys(principal.sub, keys.slice(0, BATCH_TRANSACTIONS_MAX));
-  }
-
-  /** A batch item's claim, with the answer to it when the key is already stored. */
-  private async claim(principal: Principal, key: string, request: TransactionRequest, field: string) {
-    const claim = idempotencyClaim(principal, key, request, field);
-    const existing = await this.store.findIdempotency(principal.sub, key);
-    return { claim, replay: existing === null ? null : replay(existing, claim.request_hash) };
   }
 
   private createTransaction(request: TransactionRequest): Transaction {

@@ -68,8 +68,16 @@ describe('PENDING_MAX', () => {
     expect(again.status).toBe(202);
     expect(again.json.tx_hash).toBe(first.json.results[0].tx_hash);
     expectProblem(await admin.post(SUBMIT, mint('a'), { 'idempotency-key': 'k-2' }), 503, 'pending_backlog_full');
-    // The replay is not counted as a refusal; the new key is.
+    // A batch of repeats only is answered too; one new item among them refuses the batch whole.
+    const repeats = await admin.post(BATCH, { transactions: [{ ...mint('a'), idempotency_key: 'k-1' }, { ...mint('b'), idempotency_key: 'k-1' }] });
+    expect(repeats.json.results).toEqual([
+      expect.objectContaining({ status: 202, tx_hash: first.json.results[0].tx_hash, replayed: true }),
+      expect.objectContaining({ status: 422, error: expect.objectContaining({ code: 'idempotency_key_reused' }) }),
+    ]);
+    expectProblem(await admin.post(BATCH, { transactions: [{ ...mint('a'), idempotency_key: 'k-1' }, mint('d')] }), 503, 'pending_backlog_full');
+    expect(await ledger.store.pendingCount()).toBe(3);
+    // The replays are not counted as refusals; the new key and the mixed batch's two items are.
     const metrics = await ledger.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-token-that-is-long-enough-32' } });
-    expect(metrics.body).toMatch(/^tabula_pending_backlog_refusals_total 1$/m);
+    expect(metrics.body).toMatch(/^tabula_pending_backlog_refusals_total 3$/m);
   });
 });

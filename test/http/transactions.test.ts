@@ -238,6 +238,8 @@ describe('transactions', () => {
         });
         expect(refused.statusCode).toBe(503);
         expect(refused.json()).toMatchObject({ code: 'storage_unavailable' });
+        const batch = await alice.post('/api/transactions/batch', { transactions: [{ ...body, idempotency_key: 'order-4' }] });
+        expect(batch.json.results).toEqual([expect.objectContaining({ status: 202, tx_hash: first.json.tx_hash, replayed: true })]);
       } finally {
         ledger.store.appendPending = append;
       }
