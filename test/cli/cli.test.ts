@@ -159,6 +159,9 @@ describe('tabula CLI', () => {
   });
 });
 
+/** Three service processes and nine CLI runs, each a Node process of its own: 10 s alone, 16–30 s and more in CI's parallel run on Node 20. */
+const TAMPERED_COPY_TIMEOUT_MS = 90_000;
+
 describe('tabula verify on a tampered copy of the database', () => {
   it('exits 3 naming the first bad block, while the untouched original verifies', async () => {
     const original = await ServiceProcess.start({ env: { JWT_SECRET: TEST_SECRET } });
@@ -195,5 +198,5 @@ describe('tabula verify on a tampered copy of the database', () => {
       await reopened.stop();
       await original.close();
     }
-  });
+  }, TAMPERED_COPY_TIMEOUT_MS);
 });
