@@ -34,54 +34,67 @@ function failed(error: FailureCode): Outcome {
   return { status: 'failed', error };
 }
 
-export function balanceKey(user_id: string, token: string): string {
-  return `${token}\u0000${user_id}`;
-}
+/** A (user, token) balance: what a book starts from, and what `changed` gives back. */
+export type BalanceEntry = { user_id: string; token: string; units: bigint };
 
-/** Balances of (user, token) pairs; a missing pair is zero. */
+/**
+ * Balances of (user, token) pairs; a missing pair is zero. Kept per token, then per user: a block
+ * applies up to BLOCK_TXS_MAX transactions, and a key made of the two names would be a new string,
+ * built and hashed, on every read and write of a balance.
+ */
 export class BalanceBook {
-  private readonly units = new Map<string, bigint>();
-  private readonly touched = new Set<string>();
+  private readonly units = new Map<string, Map<string, bigint>>();
+  private readonly touched = new Map<string, Set<string>>();
 
   private readonly market: MarketTerms | null;
 
-  constructor(initial?: Iterable<[string, bigint]>, market: MarketTerms | null = null) {
-    for (const [key, value] of initial ?? []) this.units.set(key, value);
+  constructor(initial?: Iterable<BalanceEntry>, market: MarketTerms | null = null) {
+    for (const { user_id, token, units } of initial ?? []) this.unitsOf(token).set(user_id, units);
     this.market = market;
   }
 
   get(user_id: string, token: string): bigint {
-    return this.units.get(balanceKey(user_id, token)) ?? 0n;
+    return this.units.get(token)?.get(user_id) ?? 0n;
   }
 
-  private set(key: string, value: bigint, user_id: string, token: string): void {
+  private unitsOf(token: string): Map<string, bigint> {
+    let units = this.units.get(token);
+    if (units === undefined) {
+      units = new Map();
+      this.units.set(token, units);
+    }
+    return units;
+  }
+
+  private set(units: Map<string, bigint>, value: bigint, user_id: string, token: string): void {
     assert(value >= 0n, `balance of ${user_id} in ${token} would be negative`);
     assert(value <= UNITS_MAX, `balance of ${user_id} in ${token} would exceed the storage range`);
-    this.units.set(key, value);
-    this.touched.add(key);
+    units.set(user_id, value);
+    let touched = this.touched.get(token);
+    if (touched === undefined) {
+      touched = new Set();
+      this.touched.set(token, touched);
+    }
+    touched.add(user_id);
   }
 
-  /**
-   * Applies one transaction; a transaction that cannot apply changes nothing and says why. Each
-   * balance key is built once (this runs for every transaction sealed and every one an audit replays).
-   */
+  /** Applies one transaction; a transaction that cannot apply changes nothing and says why. */
   apply(posting: Posting): Outcome {
     assert(posting.amount_units > 0n, 'amounts are positive');
     if (posting.type === 'swap') return this.swap(posting);
     const debit = posting.type === 'transfer' || posting.type === 'burn';
     const credit = posting.type === 'transfer' || posting.type === 'mint';
-    const from_key = debit ? balanceKey(posting.from, posting.token) : '';
-    const to_key = credit ? balanceKey(posting.to, posting.token) : '';
-    const from_units = debit ? this.units.get(from_key) ?? 0n : 0n;
+    const units = this.unitsOf(posting.token);
+    const from_units = debit ? units.get(posting.from) ?? 0n : 0n;
     if (debit && from_units < posting.amount_units) {
       return failed('insufficient_funds');
     }
-    if (credit && (this.units.get(to_key) ?? 0n) + posting.amount_units > UNITS_MAX) {
+    if (credit && (units.get(posting.to) ?? 0n) + posting.amount_units > UNITS_MAX) {
       return failed('balance_overflow');
     }
-    if (debit) this.set(from_key, from_units - posting.amount_units, posting.from, posting.token);
+    if (debit) this.set(units, from_units - posting.amount_units, posting.from, posting.token);
     // Read after the debit: the same account on both sides ends where it started.
-    if (credit) this.set(to_key, (this.units.get(to_key) ?? 0n) + posting.amount_units, posting.to, posting.token);
+    if (credit) this.set(units, (units.get(posting.to) ?? 0n) + posting.amount_units, posting.to, posting.token);
     return CONFIRMED;
   }
 
@@ -105,19 +118,22 @@ export class BalanceBook {
     const to_after = this.get(posting.to, token_out) + amount_out;
     if (reserve_in + posting.amount_units > UNITS_MAX || to_after > UNITS_MAX) return failed('balance_overflow');
     assertSwapKeepsInvariants(reserve_in, reserve_out, reserve_in + posting.amount_units, reserve_out - amount_out);
-    this.set(balanceKey(posting.from, posting.token), from_units - posting.amount_units, posting.from, posting.token);
-    this.set(balanceKey(POOL_ACCOUNT, posting.token), reserve_in + posting.amount_units, POOL_ACCOUNT, posting.token);
-    this.set(balanceKey(POOL_ACCOUNT, token_out), reserve_out - amount_out, POOL_ACCOUNT, token_out);
-    this.set(balanceKey(posting.to, token_out), to_after, posting.to, token_out);
+    const units_in = this.unitsOf(posting.token);
+    const units_out = this.unitsOf(token_out);
+    this.set(units_in, from_units - posting.amount_units, posting.from, posting.token);
+    this.set(units_in, reserve_in + posting.amount_units, POOL_ACCOUNT, posting.token);
+    this.set(units_out, reserve_out - amount_out, POOL_ACCOUNT, token_out);
+    this.set(units_out, to_after, posting.to, token_out);
     return { status: 'confirmed', error: null, amount_out_units: amount_out };
   }
 
   /** The (user, token) balances that `apply` changed, with their new values. */
-  changed(): Array<{ user_id: string; token: string; units: bigint }> {
-    return [...this.touched].map((key) => {
-      const separator = key.indexOf('\u0000');
-      return { token: key.slice(0, separator), user_id: key.slice(separator + 1), units: this.units.get(key) ?? 0n };
-    });
+  changed(): BalanceEntry[] {
+    const changed: BalanceEntry[] = [];
+    for (const [token, users] of this.touched) {
+      for (const user_id of users) changed.push({ user_id, token, units: this.get(user_id, token) });
+    }
+    return changed;
   }
 }
 

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { buildBlock, genesisBlock } from '../domain/block.js';
 import { assert, InvariantViolation, StorageUnavailableError } from '../domain/shared/errors.js';
 import { formatUnits } from '../domain/shared/amount.js';
-import { assertSupplyConserved, BalanceBook, balanceKey, supplyDelta, supplyOf, type MarketTerms } from '../domain/balance-book.js';
+import { assertSupplyConserved, BalanceBook, supplyDelta, supplyOf, type MarketTerms } from '../domain/balance-book.js';
 import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
 import { PRICE_DECIMALS } from '../domain/shared/tokens.js';
 import { candleKeys, foldBlock } from '../domain/market/candles.js';
@@ -222,7 +222,7 @@ export class BlockProducer {
   /** Applies `pending` in order to the current balances and builds the block that records it all. */
   private async decide(parent: StoredBlockHeader, pending: readonly PendingPosting[]): Promise<BlockCommit> {
     const keys = this.balanceKeys(pending);
-    const book = new BalanceBook(await this.loadBalances(keys), this.market);
+    const book = new BalanceBook(await this.store.balancesOf(keys), this.market);
     const supply_before = supplyOf(book, keys);
     const outcomes: TransactionOutcome[] = [];
     const supply_change = new Map<string, bigint>();
@@ -235,11 +235,13 @@ export class BlockProducer {
       outcomes.push({ tx_hash: tx.tx_hash, seq: tx.seq, position, status: outcome.status, error: outcome.error, amount_out_units: outcome.amount_out_units ?? null });
       if (outcome.status !== 'confirmed') return;
       supply_change.set(tx.token, (supply_change.get(tx.token) ?? 0n) + supplyDelta(tx));
-      for (const user_id of [tx.from, tx.to]) if (!isSystemAccount(user_id)) participants.add(user_id);
+      addUser(participants, tx.from);
+      addUser(participants, tx.to);
       if (tx.type === 'swap') swap_volume += swapVolumeUsdMicros(tx.token === this.market.usdg ? tx.amount_units : outcome.amount_out_units ?? 0n);
       if (tx.type !== 'transfer') return;
       volume[tx.token] = (volume[tx.token] ?? 0n) + tx.amount_units;
-      for (const user_id of [tx.from, tx.to]) if (!isSystemAccount(user_id)) active_users.add(user_id);
+      addUser(active_users, tx.from);
+      addUser(active_users, tx.to);
     });
     assertSupplyConserved(supply_before, supplyOf(book, keys), supply_change);
     const known = await this.store.knownUsers([...participants]);
@@ -263,9 +265,14 @@ export class BlockProducer {
 
   /** Every (user, token) the block may touch: both sides in its token, a swap's receiver in both, and the pool's reserves. */
   private balanceKeys(pending: readonly PendingPosting[]): Array<{ user_id: string; token: string }> {
-    const keys = new Map<string, { user_id: string; token: string }>();
+    const users_by_token = new Map<string, Set<string>>();
     const add = (user_id: string, token: string): void => {
-      keys.set(balanceKey(user_id, token), { user_id, token });
+      let users = users_by_token.get(token);
+      if (users === undefined) {
+        users = new Set();
+        users_by_token.set(token, users);
+      }
+      users.add(user_id);
     };
     add(POOL_ACCOUNT, this.market.native);
     add(POOL_ACCOUNT, this.market.usdg);
@@ -274,13 +281,15 @@ export class BlockProducer {
       add(tx.to, tx.token);
       if (tx.type === 'swap') add(tx.to, tx.token === this.market.native ? this.market.usdg : this.market.native);
     }
-    return [...keys.values()];
+    const keys: Array<{ user_id: string; token: string }> = [];
+    for (const [token, users] of users_by_token) for (const user_id of users) keys.push({ user_id, token });
+    return keys;
   }
+}
 
-  private async loadBalances(keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<Array<[string, bigint]>> {
-    const found = await this.store.balancesOf(keys);
-    return found.map((balance) => [balanceKey(balance.user_id, balance.token), balance.units]);
-  }
+/** Adds a user (not a system account) to a block's set; called per sealed transaction, so no array is built to loop over. */
+function addUser(users: Set<string>, user_id: string): void {
+  if (!isSystemAccount(user_id)) users.add(user_id);
 }
 
 function yieldToEventLoop(): Promise<void> {

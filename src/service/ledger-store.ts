@@ -5,7 +5,7 @@
  */
 import type { Block, BlockHeader } from '../domain/block.js';
 import type { HistoryNode, NodeKey } from '../domain/shared/history-tree.js';
-import type { Posting } from '../domain/balance-book.js';
+import type { BalanceEntry, Posting } from '../domain/balance-book.js';
 import type { FailureCode, Transaction } from '../domain/transaction.js';
 import type { Candle, CandleInterval } from '../domain/market/candles.js';
 import type { FailureBudgetCharge } from '../failure-budget/failure-budget-policy.js';
@@ -35,7 +35,8 @@ export type IdempotencyRecord = {
  */
 export type AppendResult = { kind: 'stored' } | { kind: 'replay'; record: IdempotencyRecord } | { kind: 'refused'; retry_after_s: number };
 
-export type BalanceChange = { user_id: string; token: string; units: bigint };
+/** A (user, token) balance as the store writes and reads it: the balance book's entry. */
+export type BalanceChange = BalanceEntry;
 
 export type TransactionOutcome = {
   tx_hash: string;

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UNITS_MAX } from '../../src/domain/shared/amount.js';
 import { InvariantViolation } from '../../src/domain/shared/errors.js';
-import { assertSupplyConserved, BalanceBook, balanceKey, supplyDelta, supplyOf, type Posting } from '../../src/domain/balance-book.js';
+import { assertSupplyConserved, BalanceBook, supplyDelta, supplyOf, type Posting } from '../../src/domain/balance-book.js';
 
 const mint = (to: string, amount_units: bigint, token = 'TAB', from = 'issuer'): Posting => ({ type: 'mint', from, to, amount_units, token });
 const burn = (from: string, amount_units: bigint, token = 'TAB', to = 'issuer'): Posting => ({ type: 'burn', from, to, amount_units, token });
@@ -14,7 +14,7 @@ function sortedChanges(book: BalanceBook) {
 
 describe('BalanceBook', () => {
   it('starts from the given balances; a missing pair is zero', () => {
-    const book = new BalanceBook([[balanceKey('alice', 'TAB'), 5n]]);
+    const book = new BalanceBook([{ user_id: 'alice', token: 'TAB', units: 5n }]);
     expect(book.get('alice', 'TAB')).toBe(5n);
     expect(book.get('alice', 'USDG')).toBe(0n);
     expect(book.get('bob', 'TAB')).toBe(0n);
@@ -30,7 +30,7 @@ describe('BalanceBook', () => {
   });
 
   it('a burn debits `from` and does not credit the issuer', () => {
-    const book = new BalanceBook([[balanceKey('alice', 'TAB'), 100n]]);
+    const book = new BalanceBook([{ user_id: 'alice', token: 'TAB', units: 100n }]);
     expect(book.apply(burn('alice', 40n))).toEqual({ status: 'confirmed', error: null });
     expect(book.get('alice', 'TAB')).toBe(60n);
     expect(book.get('issuer', 'TAB')).toBe(0n);
@@ -39,8 +39,8 @@ describe('BalanceBook', () => {
 
   it('a transfer moves the amount in one token only', () => {
     const book = new BalanceBook([
-      [balanceKey('alice', 'TAB'), 100n],
-      [balanceKey('alice', 'USDG'), 7n],
+      { user_id: 'alice', token: 'TAB', units: 100n },
+      { user_id: 'alice', token: 'USDG', units: 7n },
     ]);
     expect(book.apply(transfer('alice', 'bob', 100n))).toEqual({ status: 'confirmed', error: null });
     expect(book.get('alice', 'TAB')).toBe(0n);
@@ -53,7 +53,7 @@ describe('BalanceBook', () => {
   });
 
   it('fails a transfer or burn beyond the balance with insufficient_funds and changes nothing', () => {
-    const book = new BalanceBook([[balanceKey('alice', 'TAB'), 10n]]);
+    const book = new BalanceBook([{ user_id: 'alice', token: 'TAB', units: 10n }]);
     expect(book.apply(transfer('alice', 'bob', 11n))).toEqual({ status: 'failed', error: 'insufficient_funds' });
     expect(book.apply(burn('alice', 11n))).toEqual({ status: 'failed', error: 'insufficient_funds' });
     expect(book.apply(transfer('alice', 'bob', 1n, 'USDG'))).toEqual({ status: 'failed', error: 'insufficient_funds' });
@@ -67,8 +67,8 @@ describe('BalanceBook', () => {
 
   it('fails a credit past UNITS_MAX with balance_overflow and changes nothing', () => {
     const book = new BalanceBook([
-      [balanceKey('alice', 'TAB'), UNITS_MAX],
-      [balanceKey('bob', 'TAB'), 1n],
+      { user_id: 'alice', token: 'TAB', units: UNITS_MAX },
+      { user_id: 'bob', token: 'TAB', units: 1n },
     ]);
     expect(book.apply(mint('alice', 1n))).toEqual({ status: 'failed', error: 'balance_overflow' });
     expect(book.apply(transfer('bob', 'alice', 1n))).toEqual({ status: 'failed', error: 'balance_overflow' });
@@ -136,7 +136,7 @@ describe('BalanceBook', () => {
   });
 
   it("checks a block's supply: only mints and burns change a token's total over the accounts it touches", () => {
-    const book = new BalanceBook([[balanceKey('alice', 'TAB'), 10n], [balanceKey('bob', 'USDG'), 4n]]);
+    const book = new BalanceBook([{ user_id: 'alice', token: 'TAB', units: 10n }, { user_id: 'bob', token: 'USDG', units: 4n }]);
     const keys = [{ user_id: 'alice', token: 'TAB' }, { user_id: 'bob', token: 'TAB' }, { user_id: 'bob', token: 'USDG' }];
     const before = supplyOf(book, keys);
     expect(before).toEqual(new Map([['TAB', 10n], ['USDG', 4n]]));
