@@ -8,7 +8,8 @@
  * `--sealed-before N` appends and seals N transfers first, untimed, as `npm run bench`'s earlier scenarios
  * leave sealed rows in the same tables before its sealer scenario. `--allocation-profile FILE` samples
  * what the seal allocates (V8's sampling heap profiler, collected objects included) into FILE, a
- * `.heapprofile` that Chrome's DevTools open, and prints the sampled total and the top allocating functions.
+ * `.heapprofile` that Chrome's DevTools open, and prints the sampled total and the top allocating functions
+ * (the sampling slows that run's seal: take its timings from a run without the option).
  */
 import { openBenchStore, timedStore, transactionMaker } from './bench-store.js';
 import fs from 'node:fs';
