@@ -9,6 +9,7 @@
 import { PRICE_DECIMALS, USDG_SYMBOL } from '../domain/shared/tokens.js';
 import { POOL_FEE_BPS_DEFAULT } from '../domain/market/pool.js';
 import { transactionHash } from '../domain/hashing.js';
+import { AccountTokenMap } from '../domain/account-token-map.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { StoredBlockHeader } from '../service/ledger-store.js';
 import { AUDIT_BLOCK_PAGE_MAX, AUDIT_ROW_PAGE_MAX, type AuditReader, type BalanceKey } from './audit-reader.js';
@@ -171,16 +172,13 @@ async function checkUnsealed(reader: AuditReader, counts: { unsealed_transaction
 
 /** The stored balances are exactly the replayed ones (a stored zero counts as a missing row). */
 async function checkBalances(reader: AuditReader, replay: ChainReplay, counts: { balances: number }): Promise<Discrepancy | null> {
-  /** A stored pair's key in `seen`: token, a NUL (in no token or user id), user id. */
-  const pairKey = (user_id: string, token: string) => `${token}\u0000${user_id}`;
-  const seen = new Set<string>();
+  const seen = new AccountTokenMap<true>();
   for (let after: BalanceKey | null = null; ;) {
     const page = await reader.balances(after, AUDIT_ROW_PAGE_MAX);
     for (const stored of page) {
-      const key = pairKey(stored.user_id, stored.token);
       const replayed = replay.book.get(stored.user_id, stored.token);
       if (stored.units !== replayed) return balanceDiffers(replay, stored.user_id, stored.token, stored.units, replayed);
-      seen.add(key);
+      seen.set(stored.user_id, stored.token, true);
     }
     counts.balances += page.length;
     const last = page.at(-1);
@@ -188,7 +186,7 @@ async function checkBalances(reader: AuditReader, replay: ChainReplay, counts: {
     after = { user_id: last.user_id, token: last.token };
   }
   for (const balance of replay.book.changed()) {
-    if (balance.units !== 0n && !seen.has(pairKey(balance.user_id, balance.token))) {
+    if (balance.units !== 0n && seen.get(balance.user_id, balance.token) === undefined) {
       return balanceDiffers(replay, balance.user_id, balance.token, 0n, balance.units);
     }
   }

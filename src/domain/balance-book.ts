@@ -4,6 +4,7 @@
  * which is what lets anyone replay the chain and check every `confirmed` and `failed`. A block's
  * supply check (`supplyOf`, `assertSupplyConserved`) lives here too, beside the rules it checks.
  */
+import { AccountTokenMap } from './account-token-map.js';
 import { UNITS_MAX } from './shared/amount.js';
 import { assert } from './shared/errors.js';
 import { assertSwapKeepsInvariants, swapAmountOut } from './market/pool.js';
@@ -37,45 +38,28 @@ function failed(error: FailureCode): Outcome {
 /** A (user, token) balance: what a book starts from, and what `changed` gives back. */
 export type BalanceEntry = { user_id: string; token: string; units: bigint };
 
-/**
- * Balances of (user, token) pairs; a missing pair is zero. Kept per token, then per user: a block
- * applies up to BLOCK_TXS_MAX transactions, and a key made of the two names would be a new string,
- * built and hashed, on every read and write of a balance.
- */
+/** Balances of (user, token) pairs; a missing pair is zero. */
 export class BalanceBook {
-  private readonly units = new Map<string, Map<string, bigint>>();
-  private readonly touched = new Map<string, Set<string>>();
+  private readonly units = new AccountTokenMap<bigint>();
+  /** The pairs `apply` changed. */
+  private readonly touched = new AccountTokenMap<{ user_id: string; token: string }>();
 
   private readonly market: MarketTerms | null;
 
   constructor(initial?: Iterable<BalanceEntry>, market: MarketTerms | null = null) {
-    for (const { user_id, token, units } of initial ?? []) this.unitsOf(token).set(user_id, units);
+    for (const { user_id, token, units } of initial ?? []) this.units.set(user_id, token, units);
     this.market = market;
   }
 
   get(user_id: string, token: string): bigint {
-    return this.units.get(token)?.get(user_id) ?? 0n;
+    return this.units.get(user_id, token) ?? 0n;
   }
 
-  private unitsOf(token: string): Map<string, bigint> {
-    let units = this.units.get(token);
-    if (units === undefined) {
-      units = new Map();
-      this.units.set(token, units);
-    }
-    return units;
-  }
-
-  private set(units: Map<string, bigint>, value: bigint, user_id: string, token: string): void {
+  private set(user_id: string, token: string, value: bigint): void {
     assert(value >= 0n, `balance of ${user_id} in ${token} would be negative`);
     assert(value <= UNITS_MAX, `balance of ${user_id} in ${token} would exceed the storage range`);
-    units.set(user_id, value);
-    let touched = this.touched.get(token);
-    if (touched === undefined) {
-      touched = new Set();
-      this.touched.set(token, touched);
-    }
-    touched.add(user_id);
+    this.units.set(user_id, token, value);
+    if (this.touched.get(user_id, token) === undefined) this.touched.set(user_id, token, { user_id, token });
   }
 
   /** Applies one transaction; a transaction that cannot apply changes nothing and says why. */
@@ -84,17 +68,16 @@ export class BalanceBook {
     if (posting.type === 'swap') return this.swap(posting);
     const debit = posting.type === 'transfer' || posting.type === 'burn';
     const credit = posting.type === 'transfer' || posting.type === 'mint';
-    const units = this.unitsOf(posting.token);
-    const from_units = debit ? units.get(posting.from) ?? 0n : 0n;
+    const from_units = debit ? this.get(posting.from, posting.token) : 0n;
     if (debit && from_units < posting.amount_units) {
       return failed('insufficient_funds');
     }
-    if (credit && (units.get(posting.to) ?? 0n) + posting.amount_units > UNITS_MAX) {
+    if (credit && this.get(posting.to, posting.token) + posting.amount_units > UNITS_MAX) {
       return failed('balance_overflow');
     }
-    if (debit) this.set(units, from_units - posting.amount_units, posting.from, posting.token);
+    if (debit) this.set(posting.from, posting.token, from_units - posting.amount_units);
     // Read after the debit: the same account on both sides ends where it started.
-    if (credit) this.set(units, (units.get(posting.to) ?? 0n) + posting.amount_units, posting.to, posting.token);
+    if (credit) this.set(posting.to, posting.token, this.get(posting.to, posting.token) + posting.amount_units);
     return CONFIRMED;
   }
 
@@ -118,22 +101,16 @@ export class BalanceBook {
     const to_after = this.get(posting.to, token_out) + amount_out;
     if (reserve_in + posting.amount_units > UNITS_MAX || to_after > UNITS_MAX) return failed('balance_overflow');
     assertSwapKeepsInvariants(reserve_in, reserve_out, reserve_in + posting.amount_units, reserve_out - amount_out);
-    const units_in = this.unitsOf(posting.token);
-    const units_out = this.unitsOf(token_out);
-    this.set(units_in, from_units - posting.amount_units, posting.from, posting.token);
-    this.set(units_in, reserve_in + posting.amount_units, POOL_ACCOUNT, posting.token);
-    this.set(units_out, reserve_out - amount_out, POOL_ACCOUNT, token_out);
-    this.set(units_out, to_after, posting.to, token_out);
+    this.set(posting.from, posting.token, from_units - posting.amount_units);
+    this.set(POOL_ACCOUNT, posting.token, reserve_in + posting.amount_units);
+    this.set(POOL_ACCOUNT, token_out, reserve_out - amount_out);
+    this.set(posting.to, token_out, to_after);
     return { status: 'confirmed', error: null, amount_out_units: amount_out };
   }
 
   /** The (user, token) balances that `apply` changed, with their new values. */
   changed(): BalanceEntry[] {
-    const changed: BalanceEntry[] = [];
-    for (const [token, users] of this.touched) {
-      for (const user_id of users) changed.push({ user_id, token, units: this.get(user_id, token) });
-    }
-    return changed;
+    return [...this.touched.values()].map(({ user_id, token }) => ({ user_id, token, units: this.get(user_id, token) }));
   }
 }
 

@@ -7,7 +7,7 @@
  * the ledger keep at most `per_hour` failed records per hour (see docs/security.md).
  */
 import type { TransactionType } from '../domain/transaction.js';
-import { AccountTokenMap } from './account-token-map.js';
+import { AccountTokenMap } from '../domain/account-token-map.js';
 
 /** FAILURE_BUDGET_PER_HOUR: the default, and the largest value accepted. */
 export const FAILURE_BUDGET_PER_HOUR_DEFAULT = 100;

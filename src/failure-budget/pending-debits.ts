@@ -12,7 +12,7 @@
  */
 import { assert } from '../domain/shared/errors.js';
 import { isSystemAccount } from '../domain/system-accounts.js';
-import { AccountTokenMap } from './account-token-map.js';
+import { AccountTokenMap } from '../domain/account-token-map.js';
 import type { DebitSum } from './failure-budget-policy.js';
 
 export class PendingDebits {

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { buildBlock, genesisBlock } from '../domain/block.js';
 import { assert, InvariantViolation, StorageUnavailableError } from '../domain/shared/errors.js';
 import { formatUnits } from '../domain/shared/amount.js';
+import { AccountTokenMap } from '../domain/account-token-map.js';
 import { assertSupplyConserved, BalanceBook, supplyDelta, supplyOf, type MarketTerms } from '../domain/balance-book.js';
 import { isSystemAccount, POOL_ACCOUNT } from '../domain/system-accounts.js';
 import { PRICE_DECIMALS } from '../domain/shared/tokens.js';
@@ -265,14 +266,9 @@ export class BlockProducer {
 
   /** Every (user, token) the block may touch: both sides in its token, a swap's receiver in both, and the pool's reserves. */
   private balanceKeys(pending: readonly PendingPosting[]): Array<{ user_id: string; token: string }> {
-    const users_by_token = new Map<string, Set<string>>();
+    const keys = new AccountTokenMap<{ user_id: string; token: string }>();
     const add = (user_id: string, token: string): void => {
-      let users = users_by_token.get(token);
-      if (users === undefined) {
-        users = new Set();
-        users_by_token.set(token, users);
-      }
-      users.add(user_id);
+      if (keys.get(user_id, token) === undefined) keys.set(user_id, token, { user_id, token });
     };
     add(POOL_ACCOUNT, this.market.native);
     add(POOL_ACCOUNT, this.market.usdg);
@@ -281,9 +277,7 @@ export class BlockProducer {
       add(tx.to, tx.token);
       if (tx.type === 'swap') add(tx.to, tx.token === this.market.native ? this.market.usdg : this.market.native);
     }
-    const keys: Array<{ user_id: string; token: string }> = [];
-    for (const [token, users] of users_by_token) for (const user_id of users) keys.push({ user_id, token });
-    return keys;
+    return [...keys.values()];
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Values by (account, token) without building a key string for every look-up: one map per token (a
- * ledger has two). The failure budget looks up every debit of every group commit here, so the key
- * strings it no longer makes were garbage on the submit path.
+ * ledger has two). The failure budget looks up every debit of every group commit here, and the balance
+ * book every balance of every block it seals, so the key strings they no longer make were garbage on the
+ * submit and seal paths.
  */
 export class AccountTokenMap<Value> {
   private readonly by_token = new Map<string, Map<string, Value>>();

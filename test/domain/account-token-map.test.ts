@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AccountTokenMap } from '../../src/failure-budget/account-token-map.js';
+import { AccountTokenMap } from '../../src/domain/account-token-map.js';
 
 describe('AccountTokenMap', () => {
   it('keeps one value per account and token, counts them, and forgets them', () => {
