@@ -168,15 +168,68 @@ const SEAL_OUTCOMES_OF_S = `dequeued AS (
        )
        SELECT COUNT(*)::int AS sealed FROM sealed`;
 
-/** A group commit's insert (INSERT_PENDING) after the counter is advanced, when `condition` holds of its row. */
-function insertPendingWhere(condition: string): string {
+/**
+ * A group commit's idempotency claims, when the group commit runs alone (appendAlone): parameters
+ * $first to $first + 4 are the claims' callers, keys, request hashes, transaction hashes and timestamps.
+ * Made only once the `counter` CTE has advanced (nothing is claimed when it does not), in key order as
+ * SQL.claimIdempotency makes them; a plain INSERT, so a key already held fails the whole statement with
+ * a unique violation on `idempotency_keys_pkey`, and nothing of it is written (isKeyHeld).
+ */
+function claimsAfterCounter(first: number): string {
+  const [callers, keys, request_hashes, tx_hashes, timestamps] = [0, 1, 2, 3, 4].map((offset) => `$${first + offset}`);
+  return `claimed AS (
+         INSERT INTO idempotency_keys (caller, key, request_hash, tx_hash, timestamp, created_at)
+         SELECT c.caller, c.key, c.request_hash, c.tx_hash, c.timestamp, c.timestamp
+         FROM counter CROSS JOIN unnest(${callers}::text[], ${keys}::text[], ${request_hashes}::text[], ${tx_hashes}::text[], ${timestamps}::bigint[])
+           WITH ORDINALITY AS c(caller, key, request_hash, tx_hash, timestamp, arrival)
+         ORDER BY c.caller, c.key, c.arrival
+         RETURNING 1
+       ),`;
+}
+
+/**
+ * A group commit's insert (INSERT_PENDING) after the counter is advanced, when `condition` holds of its
+ * row; with the group's idempotency claims when `claims_first` numbers their parameters.
+ */
+function insertPendingWhere(condition: string, claims_first: number | null = null): string {
   return `WITH counter AS (
          UPDATE event_counter SET last_sequence = last_sequence + cardinality($1::text[]) WHERE id = 1 ${condition}
          RETURNING last_sequence - cardinality($1::text[]) AS before, pg_notify($10, last_sequence::text)
        ),
+       ${claims_first === null ? '' : claimsAfterCounter(claims_first)}
        inserted AS (${INSERT_PENDING} RETURNING seq),
        queued AS (${QUEUE_INSERTED})
-       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM queued)::int AS inserted`;
+       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM queued)::int AS inserted${claimedCount(claims_first)}`;
+}
+
+/**
+ * The group commit when it debits (postgres-failure-budget.ts): as insertTransactions, but only if the
+ * counter still reads $13, the sequence this instance's pending debits are exact at (nobody else has
+ * written since), and the sealed balance of every account not within its floor ($14–$16, with what
+ * it must cover: its pending debits with this group's; one primary-key seek each) covers it.
+ * Otherwise nothing: the store judges under the lock. Returns the balances it read, in order; with the
+ * group's idempotency claims ($17–$21) when `claiming`.
+ */
+function insertIfCoveredSql(claiming: boolean): string {
+  return `WITH judged AS (
+         SELECT k.ordinality, k.units AS required, COALESCE((SELECT b.units FROM balances b WHERE b.user_id = k.user_id AND b.token = k.token), 0) AS balance
+         FROM unnest($14::text[], $15::text[], $16::numeric[]) WITH ORDINALITY AS k(user_id, token, units, ordinality)
+       ),
+       counter AS (
+         UPDATE event_counter SET last_sequence = last_sequence + cardinality($1::text[]) WHERE id = 1 AND last_sequence = $13
+           AND NOT EXISTS (SELECT 1 FROM judged WHERE balance < required)
+         RETURNING last_sequence - cardinality($1::text[]) AS before, pg_notify($10, last_sequence::text)
+       ),
+       ${claiming ? claimsAfterCounter(17) : ''}
+       inserted AS (${INSERT_PENDING} RETURNING seq),
+       queued AS (${QUEUE_INSERTED})
+       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM queued)::int AS inserted,
+         (SELECT COALESCE(array_agg(balance::text ORDER BY ordinality), '{}') FROM judged) AS balances${claimedCount(claiming ? 17 : null)}`;
+}
+
+/** The `claimed` column of a statement that claims (the number of keys it claimed). */
+function claimedCount(claims_first: number | null): string {
+  return claims_first === null ? '' : ', (SELECT COUNT(*) FROM claimed)::int AS claimed';
 }
 
 /** Every statement of the store, exported so that tests can check their query plans. */
@@ -207,24 +260,12 @@ export const SQL = {
   // sequence this instance's pending debits are exact at); otherwise nothing, and the store judges under
   // the lock. As simple as insertTransactions on purpose: insertIfCovered costs 0.1–0.2 ms more a call.
   insertIfUnchanged: insertPendingWhere('AND last_sequence = $13'),
-  // The group commit when it debits (postgres-failure-budget.ts): as insertTransactions, but only if the
-  // counter still reads $13, the sequence this instance's pending debits are exact at (nobody else has
-  // written since), and the sealed balance of every account not within its floor ($14–$16, with what
-  // it must cover: its pending debits with this group's; one primary-key seek each) covers it.
-  // Otherwise nothing: the store judges under the lock. Returns the balances it read, in order.
-  insertIfCovered: `WITH judged AS (
-         SELECT k.ordinality, k.units AS required, COALESCE((SELECT b.units FROM balances b WHERE b.user_id = k.user_id AND b.token = k.token), 0) AS balance
-         FROM unnest($14::text[], $15::text[], $16::numeric[]) WITH ORDINALITY AS k(user_id, token, units, ordinality)
-       ),
-       counter AS (
-         UPDATE event_counter SET last_sequence = last_sequence + cardinality($1::text[]) WHERE id = 1 AND last_sequence = $13
-           AND NOT EXISTS (SELECT 1 FROM judged WHERE balance < required)
-         RETURNING last_sequence - cardinality($1::text[]) AS before, pg_notify($10, last_sequence::text)
-       ),
-       inserted AS (${INSERT_PENDING} RETURNING seq),
-       queued AS (${QUEUE_INSERTED})
-       SELECT (SELECT before FROM counter)::text AS before, (SELECT COUNT(*) FROM queued)::int AS inserted,
-         (SELECT COALESCE(array_agg(balance::text ORDER BY ordinality), '{}') FROM judged) AS balances`,
+  // The group commit when it debits: see insertIfCoveredSql.
+  insertIfCovered: insertIfCoveredSql(false),
+  // The three above with the group's idempotency claims, for a keyed group commit run alone (appendAlone).
+  insertTransactionsClaiming: insertPendingWhere('', 13),
+  insertIfUnchangedClaiming: insertPendingWhere('AND last_sequence = $13', 14),
+  insertIfCoveredClaiming: insertIfCoveredSql(true),
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t ${OUTCOME_JOINS} WHERE t.tx_hash = $1`,
   // One step of the primary key, from its end.
   newestSeq: 'SELECT max(seq)::text AS seq FROM transactions',
@@ -421,10 +462,11 @@ export class PostgresStore implements LedgerStore {
   async appendPending(batch: readonly PendingAppend[]): Promise<AppendResult[]> {
     if (batch.length === 0) return [];
     const figure = { pending: this.pending_debits, ownBlock: () => this.block_in_flight };
-    const keyless = batch.every((item) => item.idempotency === null);
-    const alone = keyless ? await this.writeStatements('store submissions', (pool) => appendAlone(pool, batch, figure, this.event_channel)) : null;
-    const { results, delta } = alone
-      ?? await this.write('store submissions', (client) => appendBatch(client, batch, figure, this.event_channel, { covered_tried: keyless }));
+    const claims = distinctClaims(batch);
+    const alone = claims === null ? 'key held' : await this.writeStatements('store submissions', (pool) => appendAlone(pool, batch, claims, figure, this.event_channel));
+    const { results, delta } = typeof alone === 'object'
+      ? alone
+      : await this.write('store submissions', (client) => appendBatch(client, batch, figure, this.event_channel, { covered_tried: alone === 'not covered' }));
     if (delta !== null) {
       this.pending_debits.committed(delta);
       this.appended_head = Math.max(this.appended_head, delta.after);
@@ -835,23 +877,63 @@ async function appendBatch(
 }
 
 /**
- * The common group commit, alone: no idempotency key to claim (the caller's to check), and every debit
- * covered by what the figure knows while nobody else wrote since. Then it is one statement
- * (insertTransactions, insertIfUnchanged or insertIfCovered), which PostgreSQL runs as a transaction of
- * its own, durable when it answers (`synchronous_commit`), so it needs no BEGIN and COMMIT: a group
- * commit is one round trip instead of three. Null, having written nothing, when the batch must be judged
- * under the counter's lock (appendBatch, told that the covered insert was tried).
+ * The common group commit, alone: every debit covered by what the figure knows while nobody else wrote
+ * since, and every idempotency key new. Then it is one statement (insertTransactions, insertIfUnchanged
+ * or insertIfCovered, with the group's claims when it has keys), which PostgreSQL runs as a transaction
+ * of its own, durable when it answers (`synchronous_commit`), so it needs no BEGIN and COMMIT: a group
+ * commit is one round trip instead of three (four with keys). Having written nothing, it answers
+ * 'not covered' when the batch must be judged under the counter's lock, and 'key held' when a key was
+ * claimed before (a repeat, or a claim racing another instance's): appendBatch then reads its holder.
  */
 async function appendAlone(
-  pool: pg.Pool, batch: readonly PendingAppend[], figure: InstanceFigure, event_channel: string,
-): Promise<{ results: AppendResult[]; delta: PendingDelta } | null> {
-  assert(batch.every((item) => item.idempotency === null), 'a group commit alone claims no idempotency key');
+  pool: pg.Pool, batch: readonly PendingAppend[], claims: readonly Claim[], figure: InstanceFigure, event_channel: string,
+): Promise<{ results: AppendResult[]; delta: PendingDelta } | 'not covered' | 'key held'> {
   const sums = debitSums(batch);
-  const delta = sums.length === 0
-    ? pendingDelta(await insertTransactions(pool, batch, event_channel), batch.length, [])
-    : await insertIfCovered(pool, batch, sums, figure, event_channel);
-  if (delta === null) return null;
-  return { results: batch.map((): AppendResult => ({ kind: 'stored' })), delta };
+  try {
+    const delta = sums.length === 0
+      ? pendingDelta(await insertTransactions(pool, batch, event_channel, claims), batch.length, [])
+      : await insertIfCovered(pool, batch, sums, figure, event_channel, claims);
+    if (delta === null) return 'not covered';
+    return { results: batch.map((): AppendResult => ({ kind: 'stored' })), delta };
+  } catch (error) {
+    if (claims.length > 0 && isKeyHeld(error)) return 'key held';
+    throw error;
+  }
+}
+
+/** An idempotency claim of a group commit: the item's key and the transaction it stores under it. */
+type Claim = { caller: string; key: string; request_hash: string; tx_hash: string; timestamp: number };
+
+/**
+ * The group's idempotency claims in arrival order; null when the group holds a key twice (the earliest
+ * arrival wins it: appendBatch's to decide).
+ */
+function distinctClaims(batch: readonly PendingAppend[]): Claim[] | null {
+  const claims: Claim[] = [];
+  const seen = new Set<string>();
+  for (const item of batch) {
+    if (item.idempotency === null) continue;
+    const id = idempotencyId(item.idempotency.caller, item.idempotency.key);
+    if (seen.has(id)) return null;
+    seen.add(id);
+    claims.push({ ...item.idempotency, tx_hash: item.transaction.tx_hash, timestamp: item.transaction.timestamp });
+  }
+  return claims;
+}
+
+/** The parameters of the claims of a `…Claiming` statement (claimsAfterCounter), after the statement's own; none without claims. */
+function claimParameters(claims: readonly Claim[]): unknown[] {
+  if (claims.length === 0) return [];
+  return [
+    claims.map((claim) => claim.caller), claims.map((claim) => claim.key), claims.map((claim) => claim.request_hash),
+    claims.map((claim) => claim.tx_hash), claims.map((claim) => claim.timestamp),
+  ];
+}
+
+/** Whether `error` is a claim's statement failing on a key already held (SQLSTATE 23505 on the keys' primary key). */
+function isKeyHeld(error: unknown): boolean {
+  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'idempotency_keys_pkey';
 }
 
 /**
@@ -867,15 +949,15 @@ async function insertCandidates(
   if (candidates.length === 0) return { refusals: new Map(), delta: null };
   const sums = debitSums(candidates);
   if (sums.length === 0) {
-    const before = await insertTransactions(client, candidates, event_channel);
+    const before = await insertTransactions(client, candidates, event_channel, []);
     return { refusals: new Map(), delta: pendingDelta(before, candidates.length, []) };
   }
-  const delta = covered_tried ? null : await insertIfCovered(client, candidates, sums, figure, event_channel);
+  const delta = covered_tried ? null : await insertIfCovered(client, candidates, sums, figure, event_channel, []);
   if (delta !== null) return { refusals: new Map(), delta };
   const { refusals, head } = await judgeLocked(runIn(client), (keys) => readBalancesOf(client, keys), figure.pending, candidates);
   const stored = candidates.filter((item) => !refusals.has(item));
   if (stored.length === 0) return { refusals, delta: null };
-  const before = await insertTransactions(client, stored, event_channel);
+  const before = await insertTransactions(client, stored, event_channel, []);
   assert(before === head, 'no writer takes event sequences while the counter is locked');
   return { refusals, delta: pendingDelta(before, stored.length, debitSums(stored)) };
 }
@@ -888,18 +970,25 @@ type InstanceFigure = { pending: SequencedPendingDebits; ownBlock(): Promise<voi
  * rows inserted in one statement, and the change they make; null (nothing written) otherwise. Tried
  * again once if the figure moved meanwhile, which it does when the writer that moved the counter was
  * this instance's own block: its report is waited for (briefly) rather than the block read back under
- * the lock.
+ * the lock. With `claims`, the group's idempotency keys are claimed in the same statement.
  */
 async function insertIfCovered(
   client: Queryable, candidates: readonly PendingAppend[], sums: readonly DebitSum[], figure: InstanceFigure, event_channel: string,
+  claims: readonly Claim[],
 ): Promise<PendingDelta | null> {
+  const claiming = claims.length > 0;
   for (let attempt = 1; attempt <= COVERED_INSERT_ATTEMPTS_MAX; attempt += 1) {
     const coverage = coverageOf(figure.pending, sums);
     if (coverage === null) return null;
     const row = coverage.sought.length === 0
-      ? (await run<CoveredRow>(client, 'insertIfUnchanged', [...insertParameters(candidates, event_channel), coverage.known_sequence])).rows[0]
-      : (await run<CoveredRow>(client, 'insertIfCovered', [...insertParameters(candidates, event_channel), ...coverageParameters(coverage)])).rows[0];
+      ? (await run<CoveredRow>(client, claiming ? 'insertIfUnchangedClaiming' : 'insertIfUnchanged', [
+        ...insertParameters(candidates, event_channel), coverage.known_sequence, ...claimParameters(claims),
+      ])).rows[0]
+      : (await run<CoveredRow>(client, claiming ? 'insertIfCoveredClaiming' : 'insertIfCovered', [
+        ...insertParameters(candidates, event_channel), ...coverageParameters(coverage), ...claimParameters(claims),
+      ])).rows[0];
     assert(row !== undefined, 'an insert of a group commit answers one row');
+    assertClaimed(row, claims);
     if (row.inserted === candidates.length) {
       if (coverage.sought.length > 0) keepFloors(figure.pending, coverage, row.balances);
       return pendingDelta(Number(row.before), candidates.length, sums);
@@ -929,7 +1018,8 @@ async function figureMoved(figure: InstanceFigure, sequence: number): Promise<bo
 const OWN_BLOCK_WAIT_MS = 50;
 const COVERED_INSERT_ATTEMPTS_MAX = 2;
 
-type InsertedRow = { before: string | null; inserted: number };
+/** An insert's row; `claimed` only from a statement that claims (the keys it claimed: all, or none when it inserted none). */
+type InsertedRow = { before: string | null; inserted: number; claimed?: number };
 /** insertIfCovered's row: also the balances it read, one per sought account. */
 type CoveredRow = InsertedRow & { balances: string[] };
 
@@ -938,11 +1028,20 @@ function pendingDelta(before: number, count: number, debits: readonly DebitSum[]
   return { before, after: before + count, changes: debits };
 }
 
-/** Inserts `items` as one group commit; returns the event sequence before them. */
-async function insertTransactions(client: Queryable, items: readonly PendingAppend[], event_channel: string): Promise<number> {
-  const row = (await run<InsertedRow>(client, 'insertTransactions', insertParameters(items, event_channel))).rows[0];
+/** Inserts `items` as one group commit, claiming `claims` with them; returns the event sequence before them. */
+async function insertTransactions(client: Queryable, items: readonly PendingAppend[], event_channel: string, claims: readonly Claim[]): Promise<number> {
+  const row = claims.length === 0
+    ? (await run<InsertedRow>(client, 'insertTransactions', insertParameters(items, event_channel))).rows[0]
+    : (await run<InsertedRow>(client, 'insertTransactionsClaiming', [...insertParameters(items, event_channel), ...claimParameters(claims)])).rows[0];
   assert(row !== undefined && row.inserted === items.length && row.before !== null, 'every stored transaction of a group commit is one new row');
+  assertClaimed(row, claims);
   return Number(row.before);
+}
+
+/** A statement that claims claimed every key of its group when it inserted, and none when it did not. */
+function assertClaimed(row: InsertedRow, claims: readonly Claim[]): void {
+  if (claims.length === 0) return;
+  assert(row.claimed === (row.inserted === 0 ? 0 : claims.length), `a group commit claimed ${String(row.claimed)} of its ${claims.length} keys, inserting ${row.inserted}`);
 }
 
 async function readBalancesOf(db: Queryable, keys: ReadonlyArray<{ user_id: string; token: string }>): Promise<BalanceChange[]> {

@@ -1,8 +1,8 @@
 /**
- * A group commit on PostgreSQL in as few round trips as it can be: without idempotency keys and with its
- * debits covered by what the instance knows, it is one statement, which the server runs as a
- * transaction of its own (no BEGIN, no COMMIT); anything else takes an explicit transaction, and the
- * outcome is the same either way.
+ * A group commit on PostgreSQL in as few round trips as it can be: with its debits covered by what the
+ * instance knows and every idempotency key new, it is one statement, which the server runs as a
+ * transaction of its own (no BEGIN, no COMMIT); anything else (a key held before or twice in the group,
+ * a debit to judge) takes an explicit transaction, and the outcome is the same either way.
  */
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
@@ -14,6 +14,8 @@ import { fundAlice, refusing, tx } from './alice-funded.js';
 const keyed = (transaction: Transaction, key: string): PendingAppend => ({
   transaction, idempotency: { caller: 'client-1', key, request_hash: `0x${'ab'.repeat(32)}` }, failure_budget: null,
 });
+/** As keyed, and judged by the failure budget with none to spend (refusing). */
+const keyedRefusing = (transaction: Transaction, key: string): PendingAppend => ({ ...refusing(transaction), idempotency: keyed(transaction, key).idempotency });
 const kinds = (results: AppendResult[]) => results.map((result) => result.kind);
 
 /** The text of every query the driver is asked to run, in order. */
@@ -58,12 +60,72 @@ describe('a PostgreSQL group commit', () => {
     expect(await pendingHashes()).toEqual([learning.tx_hash, first.tx_hash, second.tx_hash]);
   });
 
-  it('with an idempotency key, claims it and inserts in one explicit transaction; a repeat is a replay', async () => {
-    const first = tx('alice', 30n);
-    expect(kinds(await store.appendPending([keyed(first, 'order-1')]))).toEqual(['stored']);
-    expect(statementTexts(queries).filter((text) => /^\s*(BEGIN|COMMIT)/.test(text))).toEqual(['BEGIN', 'COMMIT']);
-    expect(kinds(await store.appendPending([keyed(tx('alice', 30n), 'order-1')]))).toEqual(['replay']);
-    expect(await pendingHashes()).toEqual([first.tx_hash]);
+  const transactionStatements = () => statementTexts(queries).filter((text) => /^\s*(BEGIN|COMMIT)/.test(text));
+  const heldKeys = async () => (await sql.query<{ key: string; tx_hash: string }>('SELECT key, tx_hash FROM idempotency_keys ORDER BY key')).rows;
+  /**
+   * The event sequences of the transactions appended since fundAlice's blocks (whose events follow its
+   * mint's): one each, without a gap, the last the counter's, none taken by a statement that wrote nothing.
+   */
+  const expectEventsWithoutGaps = async () => {
+    const sequences = (await sql.query<{ event_seq: string }>("SELECT event_seq::text FROM transactions WHERE type <> 'mint' ORDER BY seq")).rows.map((row) => Number(row.event_seq));
+    const counter = (await sql.query<{ last_sequence: string }>('SELECT last_sequence::text FROM event_counter')).rows.map((row) => Number(row.last_sequence));
+    expect(sequences).toEqual(sequences.map((_, index) => (sequences[0] as number) + index));
+    expect(counter).toEqual([sequences.at(-1)]);
+  };
+
+  it('with idempotency keys, claims them and inserts in one statement: no BEGIN and no COMMIT; a repeat is a replay', async () => {
+    const learning = tx('alice', 10n);
+    expect(kinds(await store.appendPending([refusing(learning)]))).toEqual(['stored']);
+    queries.mockClear();
+    const [first, second] = [tx('alice', 30n), tx('alice', 20n)];
+    expect(kinds(await store.appendPending([keyed(first, 'order-1'), keyed(second, 'order-2')]))).toEqual(['stored', 'stored']);
+    expect(transactionStatements()).toEqual([]);
+    expect(statementTexts(queries).filter((text) => text.includes('INSERT INTO transactions'))).toHaveLength(1);
+    expect(await heldKeys()).toEqual([{ key: 'order-1', tx_hash: first.tx_hash }, { key: 'order-2', tx_hash: second.tx_hash }]);
+    queries.mockClear();
+    const [repeat] = await store.appendPending([keyed(tx('alice', 30n), 'order-1')]);
+    expect(repeat?.kind === 'replay' && repeat.record.tx_hash).toBe(first.tx_hash);
+    expect(await pendingHashes()).toEqual([learning.tx_hash, first.tx_hash, second.tx_hash]);
+    await expectEventsWithoutGaps();
+  });
+
+  it('with a key held before, writes nothing alone: the new items are stored in a transaction, the repeat replayed, the events without a gap', async () => {
+    const held = tx('alice', 10n);
+    expect(kinds(await store.appendPending([keyed(held, 'order-1')]))).toEqual(['stored']);
+    queries.mockClear();
+    const [before, after] = [tx('alice', 20n), tx('alice', 30n)];
+    const results = await store.appendPending([keyed(before, 'order-0'), keyed(tx('alice', 10n), 'order-1'), keyed(after, 'order-2')]);
+    expect(kinds(results)).toEqual(['stored', 'replay', 'stored']);
+    expect(results[1]?.kind === 'replay' && results[1].record.tx_hash).toBe(held.tx_hash);
+    expect(transactionStatements()).toEqual(['BEGIN', 'COMMIT']);
+    expect(await pendingHashes()).toEqual([held.tx_hash, before.tx_hash, after.tx_hash]);
+    expect((await heldKeys()).map((row) => row.tx_hash)).toEqual([before.tx_hash, held.tx_hash, after.tx_hash]);
+    await expectEventsWithoutGaps();
+  });
+
+  it('holding a key twice, takes the transaction: the earliest arrival wins it', async () => {
+    const [earliest, latest] = [tx('alice', 10n), tx('alice', 20n)];
+    const results = await store.appendPending([keyed(earliest, 'order-1'), keyed(latest, 'order-1')]);
+    expect(kinds(results)).toEqual(['stored', 'replay']);
+    expect(results[1]?.kind === 'replay' && results[1].record.tx_hash).toBe(earliest.tx_hash);
+    expect(transactionStatements()).toEqual(['BEGIN', 'COMMIT']);
+    expect(await pendingHashes()).toEqual([earliest.tx_hash]);
+  });
+
+  it('with keys and debits covered, is one statement; not covered, claims and judges in a transaction', async () => {
+    expect(kinds(await store.appendPending([refusing(tx('alice', 10n))]))).toEqual(['stored']);
+    queries.mockClear();
+    const covered = tx('alice', 50n);
+    expect(kinds(await store.appendPending([keyedRefusing(covered, 'order-1')]))).toEqual(['stored']);
+    expect(transactionStatements()).toEqual([]);
+    queries.mockClear();
+    // Alice holds 100 sealed and has 60 pending: 50 more is beyond her balance, 40 is not.
+    const [short, fits] = [tx('alice', 50n), tx('alice', 40n)];
+    expect(kinds(await store.appendPending([keyedRefusing(short, 'order-2')]))).toEqual(['refused']);
+    expect(transactionStatements()).toEqual(['BEGIN', 'COMMIT']);
+    expect(kinds(await store.appendPending([keyedRefusing(fits, 'order-2')]))).toEqual(['stored']);
+    expect((await heldKeys()).map((row) => row.tx_hash)).toEqual([covered.tx_hash, fits.tx_hash]);
+    await expectEventsWithoutGaps();
   });
 
   it('not covered by what the instance knows, is judged in a transaction and refused, writing nothing', async () => {
