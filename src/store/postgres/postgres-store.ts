@@ -2,7 +2,8 @@
  * The shared store: PostgreSQL through node-postgres (a pool of connections, named prepared
  * statements, and arrays through `unnest` so that a batch is one statement, not one per row). Several
  * instances may use one database at once: every write is one transaction, an idempotency key is
- * claimed with `ON CONFLICT DO NOTHING` and the winner read back, and the schema's constraints and
+ * claimed under the keys' primary key (in the group commit's one statement when every key is new; else
+ * with `ON CONFLICT DO NOTHING` and the winner read back, see appendAlone), and the schema's constraints and
  * triggers refuse any block that does not extend the chain (see schema.ts). Amounts travel as decimal
  * text in both directions, so no JavaScript number ever holds one.
  */
