@@ -839,16 +839,13 @@ function runIn(client: pg.PoolClient) {
 async function appendBatch(
   client: pg.PoolClient, batch: readonly PendingAppend[], figure: InstanceFigure, event_channel: string, { covered_tried }: { covered_tried: boolean },
 ): Promise<{ results: AppendResult[]; delta: PendingDelta | null }> {
-  const claims = batch.flatMap((item) => (item.idempotency === null ? [] : [{ ...item.idempotency, transaction: item.transaction }]));
+  const claims = claimsOf(batch);
   const won = new Set<string>();
   const holders = new Map<string, IdempotencyRecord>();
   if (claims.length > 0) {
-    const inserted = await run<{ tx_hash: string }>(client, 'claimIdempotency', [
-      claims.map((claim) => claim.caller), claims.map((claim) => claim.key), claims.map((claim) => claim.request_hash),
-      claims.map((claim) => claim.transaction.tx_hash), claims.map((claim) => claim.transaction.timestamp),
-    ]);
+    const inserted = await run<{ tx_hash: string }>(client, 'claimIdempotency', claimParameters(claims));
     for (const row of inserted.rows) won.add(row.tx_hash);
-    const lost = claims.filter((claim) => !won.has(claim.transaction.tx_hash));
+    const lost = claims.filter((claim) => !won.has(claim.tx_hash));
     if (lost.length > 0) {
       const found = await run<IdempotencyRow>(client, 'findIdempotencies', [lost.map((claim) => claim.caller), lost.map((claim) => claim.key)]);
       for (const row of found.rows) holders.set(idempotencyId(row.caller, row.key), toIdempotencyRecord(row));
@@ -905,24 +902,22 @@ async function appendAlone(
 /** An idempotency claim of a group commit: the item's key and the transaction it stores under it. */
 type Claim = { caller: string; key: string; request_hash: string; tx_hash: string; timestamp: number };
 
-/**
- * The group's idempotency claims in arrival order; null when the group holds a key twice (the earliest
- * arrival wins it: appendBatch's to decide).
- */
-function distinctClaims(batch: readonly PendingAppend[]): Claim[] | null {
-  const claims: Claim[] = [];
-  const seen = new Set<string>();
-  for (const item of batch) {
-    if (item.idempotency === null) continue;
-    const id = idempotencyId(item.idempotency.caller, item.idempotency.key);
-    if (seen.has(id)) return null;
-    seen.add(id);
-    claims.push({ ...item.idempotency, tx_hash: item.transaction.tx_hash, timestamp: item.transaction.timestamp });
-  }
-  return claims;
+/** The group's idempotency claims, in arrival order. */
+function claimsOf(batch: readonly PendingAppend[]): Claim[] {
+  return batch.flatMap((item) => (item.idempotency === null ? [] : [{ ...item.idempotency, tx_hash: item.transaction.tx_hash, timestamp: item.transaction.timestamp }]));
 }
 
-/** The parameters of the claims of a `…Claiming` statement (claimsAfterCounter), after the statement's own; none without claims. */
+/** The group's claims (claimsOf); null when the group holds a key twice (the earliest arrival wins it: appendBatch's to decide). */
+function distinctClaims(batch: readonly PendingAppend[]): Claim[] | null {
+  const claims = claimsOf(batch);
+  const ids = new Set(claims.map((claim) => idempotencyId(claim.caller, claim.key)));
+  return ids.size === claims.length ? claims : null;
+}
+
+/**
+ * The parameters of claims, in SQL.claimIdempotency's order, which a `…Claiming` statement
+ * (claimsAfterCounter) takes after its own; none without claims.
+ */
 function claimParameters(claims: readonly Claim[]): unknown[] {
   if (claims.length === 0) return [];
   return [
