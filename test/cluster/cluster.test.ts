@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 import { auditChain } from '../support/store-chain-audit.js';
 import { signTestToken, TEST_SECRET } from '../support/in-process-tabula.js';
-import { ServiceProcess } from '../support/service-process.js';
+import { sealersOf, ServiceProcess } from '../support/service-process.js';
 import { connectToSchema, createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const INSTANCES = 3;
@@ -75,7 +75,7 @@ describe('a cluster of three instances on one PostgreSQL database', () => {
   }
 
   it('keeps one whole chain while the sealer is killed mid-load, and another takes over within 5 s', async () => {
-    const leaders = instances.filter((instance) => instance.logged('sealer lease acquired'));
+    const leaders = await sealersOf(instances);
     expect(leaders.map((instance) => instance.url)).toHaveLength(1);
     const leader = leaders[0]!;
 

@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 import { checkEventOrder, EventConsumer } from '../support/event-consumer.js';
 import { signTestToken, TEST_SECRET } from '../support/in-process-tabula.js';
-import { ServiceProcess } from '../support/service-process.js';
+import { sealersOf, ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const INSTANCES = 3;
@@ -59,7 +59,7 @@ describe('the event log of a cluster of three instances', () => {
   }
 
   it('delivers every event exactly once, in sequence, to a steady and a resuming consumer while the sealer is killed', async () => {
-    const leader = instances.find((instance) => instance.logged('sealer lease acquired'));
+    const [leader] = await sealersOf(instances);
     expect(leader).toBeDefined();
     const others = instances.filter((instance) => instance !== leader);
     const live = () => instances.filter((instance) => instance.running).map((instance) => instance.url);

@@ -17,7 +17,7 @@ import { loadConfig } from '../../src/config.js';
 import { auditChain, type AuditResult } from '../e2e/support/http-chain-audit.js';
 import { ApiClient, type BlockRecord, type SubmitBody, decimalToUnits, rawMembers, serverErrors, waitUntilSealed } from '../e2e/support/http.js';
 import { signTestToken, TEST_SECRET } from '../support/in-process-tabula.js';
-import { ServiceProcess } from '../support/service-process.js';
+import { sealersOf, ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const ADMIN = 'treasury';
@@ -80,7 +80,7 @@ describe('the market on a cluster of two instances', () => {
 
   it('reports the same native_price after every block on both instances, equal to a replay of the pool, across a sealer failover', async () => {
     const [first, second] = instances as [ServiceProcess, ServiceProcess];
-    const leader = instances.find((instance) => instance.logged('sealer lease acquired'));
+    const [leader] = await sealersOf(instances);
     expect(leader, 'one instance holds the sealer lease').toBeDefined();
     const survivor = leader === first ? second : first;
     const survivor_client = clients[instances.indexOf(survivor)] as ApiClient;

@@ -268,6 +268,20 @@ export class ServiceProcess {
   }
 }
 
+/**
+ * The instances that have logged taking the sealer lease, once at least one has. An instance answers
+ * /healthz before its first election ends, so a test that needs the sealer waits here rather than
+ * reading the logs the moment the instances are up.
+ */
+export async function sealersOf(instances: readonly ServiceProcess[], timeout_ms = 10_000): Promise<ServiceProcess[]> {
+  const deadline = Date.now() + timeout_ms;
+  for (;;) {
+    const sealers = instances.filter((instance) => instance.logged('sealer lease acquired'));
+    if (sealers.length > 0 || Date.now() > deadline) return sealers;
+    await delay(10);
+  }
+}
+
 export type RunResult = ExitStatus & { stdout: string; stderr: string };
 
 /**
