@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { MIGRATIONS } from '../../src/store/postgres/schema.js';
-import { ServiceProcess } from '../support/service-process.js';
+import { sealersOf, ServiceProcess } from '../support/service-process.js';
 import { connectToSchema, createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const ROUNDS = 3;
@@ -42,6 +42,8 @@ describe('instances starting together on an empty database', () => {
       const health = await fetch(`${instance.url}/healthz`);
       expect(health.status).toBe(200);
     }
+    // One wins the first election; a while later, still only one has.
+    expect(await sealersOf(pair)).toHaveLength(1);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(pair.filter((instance) => instance.logged('sealer lease acquired'))).toHaveLength(1);
   });
