@@ -834,7 +834,10 @@ function runIn(client: pg.PoolClient) {
 /**
  * Claims the batch's idempotency keys (in key order, so that two instances' batches never deadlock;
  * the earliest arrival wins a key that the batch holds twice), reads the records that earlier
- * submissions hold, and inserts the transactions of the claims that won, in arrival order.
+ * submissions hold, and inserts the transactions of the claims that won, in arrival order. With keys,
+ * the event counter is locked first: a group commit's one statement (appendAlone) takes the counter and
+ * then its keys, so a transaction that claimed a key and then waited for the counter could deadlock
+ * with it (until `deadlock_timeout`).
  */
 async function appendBatch(
   client: pg.PoolClient, batch: readonly PendingAppend[], figure: InstanceFigure, event_channel: string, { covered_tried }: { covered_tried: boolean },
@@ -843,6 +846,7 @@ async function appendBatch(
   const won = new Set<string>();
   const holders = new Map<string, IdempotencyRecord>();
   if (claims.length > 0) {
+    await runIn(client)('lockEventCounter', []);
     const inserted = await run<{ tx_hash: string }>(client, 'claimIdempotency', claimParameters(claims));
     for (const row of inserted.rows) won.add(row.tx_hash);
     const lost = claims.filter((claim) => !won.has(claim.tx_hash));

@@ -23,6 +23,19 @@ function statementTexts(spy: MockInstance): string[] {
   return spy.mock.calls.map(([query]) => (typeof query === 'string' ? query : (query as { text?: string }).text ?? ''));
 }
 
+/** Waits until at least `count` sessions of this database wait for a lock. */
+async function waitForLockWaits(sql: pg.Client, count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const waiting = (await sql.query<{ waiting: number }>(
+      "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    )).rows[0]?.waiting ?? 0;
+    if (waiting >= count) return;
+    if (Date.now() > deadline) throw new Error(`fewer than ${count} sessions wait for a lock`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 describe('a PostgreSQL group commit', () => {
   let database: TestDatabase;
   let sql: pg.Client;
@@ -110,6 +123,36 @@ describe('a PostgreSQL group commit', () => {
     expect(results[1]?.kind === 'replay' && results[1].record.tx_hash).toBe(earliest.tx_hash);
     expect(transactionStatements()).toEqual(['BEGIN', 'COMMIT']);
     expect(await pendingHashes()).toEqual([earliest.tx_hash]);
+  });
+
+  it('in a transaction, locks the event counter before it claims a key, as the one statement does: two instances racing for a key never deadlock', async () => {
+    // Another writer holds the counter; the group (a key held twice) takes the transaction and waits.
+    const holder = await connectToSchema(database);
+    const racer = await connectToSchema(database);
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT last_sequence FROM event_counter WHERE id = 1 FOR UPDATE');
+      const [earliest, latest] = [tx('alice', 10n), tx('alice', 20n)];
+      const appending = store.appendPending([keyed(earliest, 'order-1'), keyed(latest, 'order-1')]);
+      await waitForLockWaits(sql, 1);
+      // The key is not claimed while the group waits for the counter: another instance's one statement
+      // (which takes the counter, then the key) could otherwise wait for the key while holding the counter.
+      await racer.query('BEGIN');
+      await racer.query("SET LOCAL lock_timeout = '2s'");
+      const claimed = await racer.query(
+        'INSERT INTO idempotency_keys (caller, key, request_hash, tx_hash, timestamp, created_at) VALUES ($1, $2, $3, $4, 0, 0) ON CONFLICT DO NOTHING',
+        ['client-1', 'order-1', `0x${'cd'.repeat(32)}`, `0x${'ef'.repeat(32)}`],
+      );
+      expect(claimed.rowCount).toBe(1);
+      await racer.query('ROLLBACK');
+      await holder.query('COMMIT');
+      expect(kinds(await appending)).toEqual(['stored', 'replay']);
+      expect(await pendingHashes()).toEqual([earliest.tx_hash]);
+    } finally {
+      await racer.end();
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
   });
 
   it('with keys and debits covered, is one statement; not covered, claims and judges in a transaction', async () => {
