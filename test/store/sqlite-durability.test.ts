@@ -48,4 +48,17 @@ describe('SQLite append durability', () => {
     expect(events).toEqual(['fsync started', 'fsync done', 'append resolved']);
     await store.close();
   });
+
+  it('puts the connection back to synchronous=FULL after an append, for the block commits that follow', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-durable-'));
+    dirs.push(dir);
+    const store = SqliteStore.open({ path: path.join(dir, 'ledger.db') });
+    const { db } = store as unknown as { db: { pragma(text: string, options: { simple: true }): unknown } };
+    const FULL = 2;
+    expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
+    await store.appendPending([{ transaction: pending(1), idempotency: null }]);
+    await store.appendPending([{ transaction: pending(2), idempotency: null }]);
+    expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
+    await store.close();
+  });
 });
