@@ -1,6 +1,6 @@
 /** The records of the Tabula API (docs/api.md), as the SDK returns them. Timestamps are Unix seconds. */
 import type { JsonValue } from '../../../src/domain/shared/canonical-json.js';
-import type { InclusionProofRecord } from '../../../src/domain/shared/chain-hashes.js';
+import type { BlockHeaderRecord, InclusionProofRecord } from '../../../src/domain/shared/chain-hashes.js';
 import type { Problem, SignedCheckpoint } from './errors.js';
 
 export type { JsonValue };
@@ -154,19 +154,8 @@ export type VerifiedBalance = Balance & {
   };
 };
 
-export type BlockHeader = {
-  number: number;
-  hash: string;
-  parent_hash: string;
-  timestamp: number;
-  transactions_count: number;
-  transactions_root: string;
-  /**
-   * USD per native token after this block, as exact decimal text; part of the block hash (version 2).
-   * null (or absent, from older servers) on blocks sealed before the market, hashed with version 1.
-   */
-  native_price?: string | null;
-};
+/** A block's header as the server answers it: the record the chain's hashes are computed over (src/domain/shared/chain-hashes.ts). */
+export type BlockHeader = BlockHeaderRecord;
 
 export type Block = BlockHeader & { transactions: string[] };
 

@@ -17,7 +17,10 @@ export type BlockHeaderRecord = {
   timestamp: number;
   transactions_count: number;
   transactions_root: string;
-  /** The native price after the block (decimal text); null or absent on blocks sealed before the market. */
+  /**
+   * USD per native token after this block, as exact decimal text; part of the block hash (version 2).
+   * null (or absent, from older servers) on blocks sealed before the market, hashed with version 1.
+   */
   native_price?: string | null | undefined;
 };
 
