@@ -39,7 +39,8 @@ export const CATCH_UP_SEQUENCES_MAX = 100_000;
 const DEBITS_GROUPED = `SELECT from_id AS user_id, token, SUM(amount)::text AS units FROM transactions`;
 
 export const FAILURE_BUDGET_SQL = {
-  // Every writer takes this row last, or first and before any other row it locks (here, and a keyed group commit's transaction): see the module's comment.
+  // Every writer takes this row last, or first, before any other row it locks (here, and a keyed group
+  // commit's transaction): see the module's comment.
   lockEventCounter: 'SELECT last_sequence::text AS last_sequence FROM event_counter WHERE id = 1 FOR UPDATE',
   appendedBetween: `${DEBITS_GROUPED} WHERE event_seq > $1 AND event_seq <= $2 AND type IN (${DEBIT_TYPES_SQL}) GROUP BY from_id, token`,
   sealedBetween: `SELECT t.from_id AS user_id, t.token, SUM(t.amount)::text AS units FROM block_events e
