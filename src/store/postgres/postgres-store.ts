@@ -832,12 +832,11 @@ function runIn(client: pg.PoolClient) {
 }
 
 /**
- * Claims the batch's idempotency keys (in key order, so that two instances' batches never deadlock;
- * the earliest arrival wins a key that the batch holds twice), reads the records that earlier
- * submissions hold, and inserts the transactions of the claims that won, in arrival order. With keys,
- * the event counter is locked first: a group commit's one statement (appendAlone) takes the counter and
- * then its keys, so a transaction that claimed a key and then waited for the counter could deadlock
- * with it (until `deadlock_timeout`).
+ * Claims the batch's idempotency keys (in key order; the earliest arrival wins a key that the batch
+ * holds twice), reads the records that earlier submissions hold, and inserts the transactions of the
+ * claims that won, in arrival order. With keys, the event counter is locked first, as a group commit's
+ * one statement (appendAlone) takes it before its keys: every writer of keys then waits on the counter
+ * before any key, so two instances racing for one key never deadlock.
  */
 async function appendBatch(
   client: pg.PoolClient, batch: readonly PendingAppend[], figure: InstanceFigure, event_channel: string, { covered_tried }: { covered_tried: boolean },
