@@ -23,17 +23,12 @@ function statementTexts(spy: MockInstance): string[] {
   return spy.mock.calls.map(([query]) => (typeof query === 'string' ? query : (query as { text?: string }).text ?? ''));
 }
 
-/** Waits until at least `count` sessions of this database wait for a lock. */
-async function waitForLockWaits(sql: pg.Client, count: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const waiting = (await sql.query<{ waiting: number }>(
-      "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-    )).rows[0]?.waiting ?? 0;
-    if (waiting >= count) return;
-    if (Date.now() > deadline) throw new Error(`fewer than ${count} sessions wait for a lock`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+/** Sessions of this database waiting for a lock. */
+async function lockWaits(sql: pg.Client): Promise<number> {
+  const result = await sql.query<{ waiting: number }>(
+    "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+  );
+  return result.rows[0]?.waiting ?? 0;
 }
 
 describe('a PostgreSQL group commit', () => {
@@ -134,7 +129,7 @@ describe('a PostgreSQL group commit', () => {
       await holder.query('SELECT last_sequence FROM event_counter WHERE id = 1 FOR UPDATE');
       const [earliest, latest] = [tx('alice', 10n), tx('alice', 20n)];
       const appending = store.appendPending([keyed(earliest, 'order-1'), keyed(latest, 'order-1')]);
-      await waitForLockWaits(sql, 1);
+      await vi.waitFor(async () => expect(await lockWaits(sql)).toBeGreaterThanOrEqual(1), { timeout: 10_000, interval: 10 });
       // The key is not claimed while the group waits for the counter: another instance's one statement
       // (which takes the counter, then the key) could otherwise wait for the key while holding the counter.
       await racer.query('BEGIN');
