@@ -29,7 +29,7 @@ const CHROMIUM_ARGS = [
 export type Browser = { context: BrowserContext; close(): Promise<void> };
 
 export async function launchBrowser(): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM_PATH)) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium (.ci/run does)`);
+  if (!fs.existsSync(CHROMIUM_PATH)) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium (npm test does, as root: scripts/test-prerequisites.sh)`);
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
