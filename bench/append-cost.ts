@@ -23,7 +23,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
-import Database from 'better-sqlite3';
+import Database from '../src/store/sqlite/sqlite-driver.js';
 import pg from 'pg';
 import pino from 'pino';
 import { BlockProducer } from '../src/service/block-producer.js';

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
+import Database from '../src/store/sqlite/sqlite-driver.js';
 import pg from 'pg';
 import { BenchError } from './processes.js';
 

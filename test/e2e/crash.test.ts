@@ -8,7 +8,7 @@
  */
 import { once } from 'node:events';
 import net from 'node:net';
-import Database from 'better-sqlite3';
+import Database from '../../src/store/sqlite/sqlite-driver.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { auditChain } from './support/http-chain-audit.js';
 import { ADMIN, ADMIN_SCOPE, startEnvironment, type E2eEnvironment } from './support/fixture.js';

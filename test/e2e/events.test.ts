@@ -4,7 +4,7 @@
  * submissions run and the process is killed with SIGKILL and started again on the same database.
  * Nothing acknowledged loses its events, nothing is delivered twice, and the sequence has no gap.
  */
-import Database from 'better-sqlite3';
+import Database from '../../src/store/sqlite/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkEventOrder, EventConsumer } from '../support/event-consumer.js';
 import { TEST_SECRET } from '../support/in-process-tabula.js';

@@ -6,7 +6,7 @@
  * verifies; a 127.0.0.2 endpoint is refused without the allow-list; and a SIGKILL of the service
  * during deliveries loses nothing once it is started again on the same data.
  */
-import Database from 'better-sqlite3';
+import Database from '../../src/store/sqlite/sqlite-driver.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET } from '../support/in-process-tabula.js';

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../src/store/sqlite/sqlite-driver.js';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pendingTransaction } from '../../src/domain/hashing.js';

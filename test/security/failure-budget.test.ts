@@ -6,7 +6,7 @@
  * database), while covered transfers go on unhindered and the failures that were let in are sealed,
  * reported as `transaction.failed` events, and counted.
  */
-import Database from 'better-sqlite3';
+import Database from '../../src/store/sqlite/sqlite-driver.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN, AUDIENCE } from '../e2e/support/fixture.js';
 import { sleep } from '../e2e/support/http.js';

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../src/store/sqlite/sqlite-driver.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildBlock, genesisBlock } from '../../src/domain/block.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../../src/store/sqlite/sqlite-driver.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SQL, SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { PENDING_ROWS_SQL } from '../../src/store/sqlite/sqlite-pending-rows.js';

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import BetterSqlite3, { type Database } from 'better-sqlite3';
+import Database from '../../src/store/sqlite/sqlite-driver.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Transaction } from '../../src/domain/transaction.js';
@@ -25,8 +25,8 @@ function pending(index: number): Transaction {
   return pendingTransaction(preimage);
 }
 
-function connectionOf(store: SqliteStore): Database {
-  return (store as unknown as { db: Database }).db;
+function connectionOf(store: SqliteStore): Database.Database {
+  return (store as unknown as { db: Database.Database }).db;
 }
 
 describe('SQLite WAL checkpoints off the event loop', () => {
@@ -109,7 +109,7 @@ describe('SQLite WAL checkpoints off the event loop', () => {
   it('does not hold writes while a reader (a backup, an audit) keeps part of the WAL, and copies it once the reader is done', async () => {
     const file = ledgerFile();
     const store = SqliteStore.open({ path: file, wal_checkpoints: TIGHT });
-    const reader = new BetterSqlite3(file, { readonly: true });
+    const reader = new Database(file, { readonly: true });
     try {
       await store.appendPending([{ transaction: pending(10_000_000), idempotency: null }]);
       // A read transaction's snapshot: no checkpoint may copy past it while it lasts.

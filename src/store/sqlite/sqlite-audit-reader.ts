@@ -4,7 +4,7 @@
  * service keeps writing (WAL mode: the reader blocks no writer). Keyset-paged statements on the
  * store's own indexes; amounts and balances read as bigint.
  */
-import Database from 'better-sqlite3';
+import Database from './sqlite-driver.js';
 import type { HistoryNode } from '../../domain/shared/history-tree.js';
 import type { AuditReader, BalanceKey, StoredAccount, UnsealedTransaction } from '../../audit/audit-reader.js';
 import type { Transaction } from '../../domain/transaction.js';

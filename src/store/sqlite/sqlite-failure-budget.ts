@@ -13,7 +13,7 @@
  * totals and an upsert per sender per append, a read and an upsert per sender per block) at 6–9 % of
  * the submit rate. PostgreSQL keeps the figure in memory too, per instance (postgres-failure-budget.ts).
  */
-import type Database from 'better-sqlite3';
+import type Database from './sqlite-driver.js';
 import type { TransactionType } from '../../domain/transaction.js';
 import { BudgetPass, budgetItem, DEBIT_TYPES_SQL, debitsByAccount, isDebit, settlementOf, type BudgetSources, type DebitSum } from '../../failure-budget/failure-budget-policy.js';
 import { PendingDebits } from '../../failure-budget/pending-debits.js';

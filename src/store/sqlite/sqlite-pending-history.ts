@@ -16,7 +16,7 @@
  * the store reads before each history read and in each write transaction; both are rebuilt from one scan,
  * sqlite-pending-rows.ts). How much it holds is what is pending, which `PENDING_MAX` bounds.
  */
-import type Database from 'better-sqlite3';
+import type Database from './sqlite-driver.js';
 import { assert } from '../../domain/shared/errors.js';
 import type { HistoryEntry } from '../../service/ledger-store.js';
 import type { PendingRow, PendingRowsCopy } from './sqlite-pending-rows.js';

@@ -10,7 +10,7 @@
  * the scan, so a commit by another connection in between leaves a copy newer than its mark, never
  * older: the next `sync` sees a changed version and rebuilds again.
  */
-import type Database from 'better-sqlite3';
+import type Database from './sqlite-driver.js';
 import type { TransactionType } from '../../domain/transaction.js';
 
 export const PENDING_ROWS_SQL = "SELECT seq, from_id, to_id, token, type, amount FROM transactions WHERE status = 'pending' ORDER BY seq";

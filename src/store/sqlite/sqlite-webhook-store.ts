@@ -2,7 +2,7 @@
  * The webhook tables on the ledger's SQLite database (the same connection as the ledger store).
  * better-sqlite3 is synchronous, so each method is one statement or one transaction.
  */
-import type Database from 'better-sqlite3';
+import type Database from './sqlite-driver.js';
 import { ATTEMPTS_KEPT_PER_ENDPOINT, type DeliveryAttempt, type EndpointChanges, type NewAttempt, type WebhookEndpoint, type WebhookStore } from '../../webhooks/webhook-store.js';
 import { ATTEMPT_COLUMNS, attemptValues, changeColumns, ENDPOINT_COLUMNS, endpointValues, toAttempt, toEndpoint } from '../webhook-rows.js';
 

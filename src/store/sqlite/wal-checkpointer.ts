@@ -24,9 +24,9 @@
  * cannot start, or dies), the store's connection goes back to SQLite's own checkpoints in the commit.
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { SQLITE_DRIVER_PATH } from './sqlite-driver.js';
 
 export type WalCheckpointLimits = {
   /** A checkpoint starts each time the WAL file has grown by this much (SQLite's own default is 1,000 pages, about 4 MiB). */
@@ -67,7 +67,7 @@ type CheckpointReply = { id: number; busy: number; log: number; checkpointed: nu
 
 /**
  * The worker: CommonJS, evaluated (so the same code runs from src under the tests and from dist), with
- * better-sqlite3 loaded from where the main thread resolved it.
+ * the SQLite driver the main thread loads (./sqlite-driver.ts), from where it resolved it.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -115,8 +115,7 @@ export class WalCheckpointer {
     this.limits = limits;
     this.logger = logger;
     this.fall_back = fall_back;
-    const driver_path = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver_path, database_path } });
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver_path: SQLITE_DRIVER_PATH, database_path } });
     this.worker.unref();
     this.worker.on('message', (reply: CheckpointReply) => this.pending_reply?.(reply));
     this.worker.on('error', (error) => this.workerFailed(error));
