@@ -2,9 +2,10 @@
  * Group commit for submissions: appends that arrive while a commit is being written wait for the
  * next one and share it, so durability costs one fsync per batch rather than one per request. Each
  * caller's promise settles only after its own batch is committed. The items of one `appendMany`
- * call are never split between commits: they are stored together or not at all.
+ * call are never split between commits: they are stored together or not at all. A commit that meets a
+ * storage fault refuses the appends queued behind it with the same fault.
  */
-import { OverloadedError } from '../domain/shared/errors.js';
+import { OverloadedError, StorageUnavailableError } from '../domain/shared/errors.js';
 import type { AppendResult, LedgerStore, PendingAppend } from './ledger-store.js';
 
 type Waiter = { items: readonly PendingAppend[]; resolve: (results: AppendResult[]) => void; reject: (error: unknown) => void };
@@ -109,6 +110,19 @@ export class SubmissionWriter {
       }
     } catch (error) {
       for (const waiter of batch) waiter.reject(error);
+      if (error instanceof StorageUnavailableError) this.rejectQueued(error);
     }
+  }
+
+  /**
+   * A storage fault (disk full, a lost or partitioned database) is the storage's, not this commit's: the
+   * appends queued behind it would each wait for a commit of their own only to meet it again after
+   * their own timeouts (three submissions through a partitioned instance got their 503 at 13, 23 and 23 s
+   * with 3 s query deadlines). They are refused with it now; nothing of theirs was written.
+   */
+  private rejectQueued(error: StorageUnavailableError): void {
+    const waiting = this.queue.splice(0);
+    this.queued_items = 0;
+    for (const waiter of waiting) waiter.reject(error);
   }
 }

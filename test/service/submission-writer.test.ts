@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { OverloadedError } from '../../src/domain/shared/errors.js';
+import { OverloadedError, StorageUnavailableError } from '../../src/domain/shared/errors.js';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import type { Transaction } from '../../src/domain/transaction.js';
 import type { AppendResult, LedgerStore, PendingAppend } from '../../src/service/ledger-store.js';
@@ -77,6 +77,56 @@ describe('submission writer (group commit)', () => {
     ]);
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
     expect(await sqlite.pendingCount()).toBe(0);
+  });
+
+  /** A store whose first commit waits for `release` and then fails with `failure`; later ones are the real store's. */
+  function failingOnce(store: SqliteStore, failure: Error): { store: LedgerStore; commits: number[]; release: () => void } {
+    const commits: number[] = [];
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const failing = Object.create(store) as LedgerStore;
+    failing.appendPending = async (batch: readonly PendingAppend[]): Promise<AppendResult[]> => {
+      commits.push(batch.length);
+      if (commits.length > 1) return store.appendPending(batch);
+      await released;
+      throw failure;
+    };
+    return { store: failing, commits, release };
+  }
+
+  it('refuses the appends queued behind a commit that met a storage fault with it, without a commit of their own', async () => {
+    const sqlite = open();
+    const fault = new StorageUnavailableError('the database stopped answering', { cause: new Error('query timeout') });
+    const { store, commits, release } = failingOnce(sqlite, fault);
+    const writer = new SubmissionWriter(store);
+    const first = writer.append({ transaction: numberedTransaction(0), idempotency: null });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(commits).toEqual([1]);
+    const queued = [1, 2].map((index) => writer.append({ transaction: numberedTransaction(index), idempotency: null }));
+    expect(writer.queue_length).toBe(2);
+    release();
+    const settled = await Promise.allSettled([first, ...queued]);
+    expect(settled.map((result) => (result.status === 'rejected' ? result.reason : result.value))).toEqual([fault, fault, fault]);
+    expect(commits).toEqual([1]);
+    expect(writer.queue_length).toBe(0);
+    // The next append gets a commit of its own, as ever.
+    expect((await writer.append({ transaction: numberedTransaction(3), idempotency: null })).kind).toBe('stored');
+    expect(commits).toEqual([1, 1]);
+    expect(await sqlite.pendingCount()).toBe(1);
+  });
+
+  it('gives the appends queued behind a commit that failed for any other reason a commit of their own', async () => {
+    const sqlite = open();
+    const { store, commits, release } = failingOnce(sqlite, new Error('a constraint of this batch'));
+    const writer = new SubmissionWriter(store);
+    const first = writer.append({ transaction: numberedTransaction(0), idempotency: null });
+    await new Promise((resolve) => setImmediate(resolve));
+    const queued = [1, 2].map((index) => writer.append({ transaction: numberedTransaction(index), idempotency: null }));
+    release();
+    await expect(first).rejects.toThrow('a constraint of this batch');
+    expect((await Promise.all(queued)).map((result) => result.kind)).toEqual(['stored', 'stored']);
+    expect(commits).toEqual([1, 2]);
+    expect(await sqlite.pendingCount()).toBe(2);
   });
 
   it('drain waits for everything queued', async () => {
