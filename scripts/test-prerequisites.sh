@@ -20,7 +20,8 @@ if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-reason=$(IFS=';'; echo "${needs[*]}" | sed 's/;/; /g')
+reason=$(printf '%s; ' "${needs[@]}")
+reason=${reason%; }
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
   echo "npm test needs ${missing[*]} from the system ($reason)." >&2
   echo "On Debian, as root: apt-get update && apt-get install -y ${missing[*]}" >&2
