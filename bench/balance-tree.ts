@@ -3,7 +3,7 @@
  * builds the tree of `accounts` balances (what a start does), then applies `blocks` updates of
  * `touched` balances each (what the sealer does per block; each older tree released, as the keeper
  * does) and proves one key, printing the times of the build, of one update (the mean) and of the proof,
- * with the arena's live nodes and the process's peak RSS (what many blocks of churn cost in memory).
+ * with the arena's live nodes and its arrays' size and the process's peak RSS (what many blocks of churn cost in memory).
  */
 import { readFileSync } from 'node:fs';
 import { balanceKey, type BalanceEntry } from '../src/domain/shared/balance-commitment.js';
@@ -42,5 +42,5 @@ const path = tree.prove((last[0] as BalanceEntry).key);
 const prove_ms = performance.now() - prove_started;
 console.log(JSON.stringify({
   accounts, touched, blocks, build_ms: Math.round(build_ms), update_ms: Number((update_ms / blocks).toFixed(2)), prove_ms: Number(prove_ms.toFixed(2)),
-  proof_siblings: path.siblings.length, live_nodes: tree.memory().live_nodes, heap_mb: Math.round(process.memoryUsage().heapUsed / 1e6), peak_rss_mib: peakRssMiB(),
+  proof_siblings: path.siblings.length, live_nodes: tree.memory().live_nodes, arrays_mib: Number((tree.memory().arrays_bytes / 2 ** 20).toFixed(1)), heap_mb: Math.round(process.memoryUsage().heapUsed / 1e6), peak_rss_mib: peakRssMiB(),
 }));

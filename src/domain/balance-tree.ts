@@ -21,30 +21,42 @@ import {
 import type { SyncHashFunction } from './shared/hash-steps.js';
 
 const HASH_BYTES = 32;
-/** No node: an empty subtree. */
+/** No node: an empty subtree; also the end of a free list. */
 const NONE = -1;
 /** The `left` of a leaf slot (a branch's is a slot or NONE). */
 const LEAF = -2;
 const INITIAL_SLOTS = 1024;
-/** Slots an arena may hold: Int32 indices, and 2^26 slots is about 5.6 GiB of arrays. */
+/** Slots an arena may hold: Int32 indices, and 2^26 slots is under 3 GiB of node arrays. */
 const SLOTS_MAX = 2 ** 26;
 
-/** What an arena holds, for metrics and tests. */
-export type BalanceTreeMemory = { live_nodes: number; capacity_nodes: number };
+/** What an arena holds, for metrics and tests: nodes (leaves among them) and the bytes of its arrays. */
+export type BalanceTreeMemory = { live_nodes: number; capacity_nodes: number; live_leaves: number; arrays_bytes: number };
 
-/** The slots of every tree that came from one `BalanceTree.empty()`. */
+/**
+ * The slots of every tree that came from one `BalanceTree.empty()`. A node slot is 44 bytes: its hash,
+ * `left` and `right`, and a reference count; a leaf's key and balance (40 bytes more) sit in a leaf
+ * entry of their own, which the leaf slot's `right` names, because leaves are about 40 % of the nodes
+ * and a key and balance in every slot cost 88 bytes a node (docs/performance.md, "The balance tree's
+ * slots"). Free slots and free leaf entries are stacks threaded through `right` and `leaf_next`.
+ */
 class NodeArena {
   hashes = new Uint8Array(INITIAL_SLOTS * HASH_BYTES);
-  keys = new Uint8Array(INITIAL_SLOTS * HASH_BYTES);
-  units = new BigUint64Array(INITIAL_SLOTS);
+  /** A branch's left child (or NONE); LEAF for a leaf. */
   left = new Int32Array(INITIAL_SLOTS);
+  /** A branch's right child (or NONE); a leaf's entry; a free slot's next free slot (or NONE). */
   right = new Int32Array(INITIAL_SLOTS);
   refs = new Uint32Array(INITIAL_SLOTS);
-  private free_slots = new Int32Array(INITIAL_SLOTS);
-  private free_count = 0;
-  /** Slots below this were handed out at least once. */
+  keys = new Uint8Array(INITIAL_SLOTS * HASH_BYTES);
+  units = new BigUint64Array(INITIAL_SLOTS);
+  /** A free leaf entry's next free entry (or NONE). */
+  private leaf_next = new Int32Array(INITIAL_SLOTS);
+  private free_slot = NONE;
+  private free_leaf = NONE;
+  /** Slots (leaf entries) below this were handed out at least once. */
   private used = 0;
+  private leaves_used = 0;
   live = 0;
+  live_leaves = 0;
   readonly hash: SyncHashFunction;
   /** Releases the root of a tree that was garbage-collected without `release()`. */
   readonly finalizer = new FinalizationRegistry<number>((root) => this.release(root));
@@ -57,13 +69,23 @@ class NodeArena {
     return this.refs.length;
   }
 
+  leafCapacity(): number {
+    return this.units.length;
+  }
+
+  arraysBytes(): number {
+    return this.hashes.byteLength + this.left.byteLength + this.right.byteLength + this.refs.byteLength
+      + this.keys.byteLength + this.units.byteLength + this.leaf_next.byteLength;
+  }
+
   /** A leaf for a checked entry (see checkEntry): key of 32 bytes, units in 1..BALANCE_UNITS_MAX. */
   newLeaf(key: Uint8Array, units: bigint): number {
+    const entry = this.allocateLeaf();
     const slot = this.allocate();
     this.left[slot] = LEAF;
-    this.right[slot] = NONE;
-    this.keys.set(key, slot * HASH_BYTES);
-    this.units[slot] = units;
+    this.right[slot] = entry;
+    this.keys.set(key, entry * HASH_BYTES);
+    this.units[entry] = units;
     this.hashes.set(this.hash(balanceLeafInput(key, units)), slot * HASH_BYTES);
     return slot;
   }
@@ -89,14 +111,21 @@ class NodeArena {
     return this.hashes.slice(slot * HASH_BYTES, (slot + 1) * HASH_BYTES);
   }
 
+  /** A copy of the key of leaf `slot`. */
   keyOf(slot: number): Uint8Array {
-    return this.keys.slice(slot * HASH_BYTES, (slot + 1) * HASH_BYTES);
+    const entry = this.right[slot] as number;
+    return this.keys.slice(entry * HASH_BYTES, (entry + 1) * HASH_BYTES);
+  }
+
+  /** The balance of leaf `slot`. */
+  unitsOf(slot: number): bigint {
+    return this.units[this.right[slot] as number] as bigint;
   }
 
   /** compareKeys(key of leaf `slot`, `key`) without copying the stored key. */
   compareKey(slot: number, key: Uint8Array): number {
     const keys = this.keys;
-    const base = slot * HASH_BYTES;
+    const base = (this.right[slot] as number) * HASH_BYTES;
     for (let index = 0; index < HASH_BYTES; index += 1) {
       const difference = (keys[base + index] as number) - (key[index] as number);
       if (difference !== 0) return difference;
@@ -106,7 +135,7 @@ class NodeArena {
 
   /** Bit `depth` of the key of leaf `slot`. */
   keyBitOf(slot: number, depth: number): number {
-    return ((this.keys[slot * HASH_BYTES + (depth >> 3)] as number) >> (7 - (depth & 7))) & 1;
+    return ((this.keys[(this.right[slot] as number) * HASH_BYTES + (depth >> 3)] as number) >> (7 - (depth & 7))) & 1;
   }
 
   retain(slot: number): void {
@@ -123,9 +152,21 @@ class NodeArena {
       if (refs === 0) throw new Error(`balance tree slot ${current} released more often than it was referenced`);
       this.refs[current] = refs - 1;
       if (refs > 1) continue;
-      if (!this.isLeaf(current)) stack.push(this.left[current] as number, this.right[current] as number);
+      if (this.isLeaf(current)) this.freeLeaf(this.right[current] as number);
+      else stack.push(this.left[current] as number, this.right[current] as number);
       this.free(current);
     }
+  }
+
+  /**
+   * Room for `slots` nodes and `leaves` leaves in one growth each (a hint: past SLOTS_MAX, `grow`
+   * refuses). A build (a start reads every balance into an empty tree) would otherwise grow step by
+   * step, each step copying the arrays while the old ones wait for V8 to collect them: building 1M
+   * balances added 365 MiB to the peak RSS that way (88-byte slots then), 285 MiB sized at once.
+   */
+  reserve(slots: number, leaves: number): void {
+    if (slots > this.capacity()) this.resizeNodes(Math.min(SLOTS_MAX, slots));
+    if (leaves > this.leafCapacity()) this.resizeLeaves(Math.min(SLOTS_MAX, leaves));
   }
 
   /** The hash of `slot` in place: read it before the arena allocates again (growing replaces the arrays). */
@@ -134,12 +175,11 @@ class NodeArena {
   }
 
   private allocate(): number {
-    let slot: number;
-    if (this.free_count > 0) {
-      this.free_count -= 1;
-      slot = this.free_slots[this.free_count] as number;
+    let slot = this.free_slot;
+    if (slot !== NONE) {
+      this.free_slot = this.right[slot] as number;
     } else {
-      if (this.used === this.capacity()) this.grow();
+      if (this.used === this.capacity()) this.resizeNodes(grownLength(this.capacity()));
       slot = this.used;
       this.used += 1;
     }
@@ -148,41 +188,54 @@ class NodeArena {
     return slot;
   }
 
+  private allocateLeaf(): number {
+    let entry = this.free_leaf;
+    if (entry !== NONE) {
+      this.free_leaf = this.leaf_next[entry] as number;
+    } else {
+      if (this.leaves_used === this.leafCapacity()) this.resizeLeaves(grownLength(this.leafCapacity()));
+      entry = this.leaves_used;
+      this.leaves_used += 1;
+    }
+    this.live_leaves += 1;
+    return entry;
+  }
+
   private free(slot: number): void {
-    this.free_slots[this.free_count] = slot;
-    this.free_count += 1;
+    this.right[slot] = this.free_slot;
+    this.free_slot = slot;
     this.live -= 1;
   }
 
-  /**
-   * Room for `slots` nodes in one growth (a hint: past SLOTS_MAX, `grow` refuses). A build (a start
-   * reads every balance into an empty tree) would otherwise grow step by step, each step copying the
-   * arrays while the old ones wait for V8 to collect them: building 1M balances added 365 MiB to the
-   * peak RSS that way, 285 MiB sized at once.
-   */
-  reserve(slots: number): void {
-    if (slots > this.capacity()) this.resize(Math.min(SLOTS_MAX, slots));
+  private freeLeaf(entry: number): void {
+    this.leaf_next[entry] = this.free_leaf;
+    this.free_leaf = entry;
+    this.live_leaves -= 1;
   }
 
-  /**
-   * By half, not double: a slot is 88 bytes of arrays, outside V8's heap but in the process's memory; a
-   * doubling leaves up to half of them unused, by half at most a third, and a growth briefly holds the
-   * old arrays and the new together. What all growths copy stays under twice the final size.
-   */
-  private grow(): void {
-    if (this.capacity() >= SLOTS_MAX) throw new RangeError(`the balance tree would need more than ${SLOTS_MAX} nodes`);
-    this.resize(Math.min(SLOTS_MAX, this.capacity() + Math.max(this.capacity() >> 1, INITIAL_SLOTS)));
-  }
-
-  private resize(slots: number): void {
+  private resizeNodes(slots: number): void {
     this.hashes = grown(this.hashes, slots * HASH_BYTES);
-    this.keys = grown(this.keys, slots * HASH_BYTES);
-    this.units = grown(this.units, slots);
     this.left = grown(this.left, slots);
     this.right = grown(this.right, slots);
     this.refs = grown(this.refs, slots);
-    this.free_slots = grown(this.free_slots, slots);
   }
+
+  private resizeLeaves(leaves: number): void {
+    this.keys = grown(this.keys, leaves * HASH_BYTES);
+    this.units = grown(this.units, leaves);
+    this.leaf_next = grown(this.leaf_next, leaves);
+  }
+}
+
+/**
+ * The next length of arrays of `length` entries: by half, not double. The arrays are outside V8's heap
+ * but in the process's memory; a doubling leaves up to half of them unused, by half at most a third,
+ * and a growth briefly holds the old arrays and the new together. What all growths copy stays under
+ * twice the final size.
+ */
+function grownLength(length: number): number {
+  if (length >= SLOTS_MAX) throw new RangeError(`the balance tree would need more than ${SLOTS_MAX} nodes`);
+  return Math.min(SLOTS_MAX, length + Math.max(length >> 1, INITIAL_SLOTS));
 }
 
 /**
@@ -232,7 +285,7 @@ export class BalanceTree {
     const root = this.readable();
     const changes = uniqueSorted(entries);
     if (changes.length === 0) return new BalanceTree(this.arena, root);
-    if (root === NONE) this.arena.reserve(this.arena.live + buildNodesEstimate(changes.length));
+    if (root === NONE) this.arena.reserve(this.arena.live + buildNodesEstimate(changes.length), this.arena.live_leaves + changes.length);
     return new BalanceTree(this.arena, this.updateNode(root, 0, changes, 0, changes.length));
   }
 
@@ -241,7 +294,7 @@ export class BalanceTree {
     const arena = this.arena;
     let node = this.readable();
     for (let depth = 0; node !== NONE && !arena.isLeaf(node); depth += 1) node = keyBit(key, depth) === 0 ? arena.left[node] as number : arena.right[node] as number;
-    return node !== NONE && arena.compareKey(node, key) === 0 ? arena.units[node] as bigint : 0n;
+    return node !== NONE && arena.compareKey(node, key) === 0 ? arena.unitsOf(node) : 0n;
   }
 
   prove(key: Uint8Array): BalancePath {
@@ -255,7 +308,7 @@ export class BalanceTree {
       siblings.push(arena.hashOf(right ? left_child : right_child));
       node = right ? right_child : left_child;
     }
-    return { siblings, leaf: node === NONE ? null : { key: arena.keyOf(node), units: arena.units[node] as bigint } };
+    return { siblings, leaf: node === NONE ? null : { key: arena.keyOf(node), units: arena.unitsOf(node) } };
   }
 
   /** Gives this tree's nodes that no other tree shares back to the arena. Idempotent. */
@@ -266,9 +319,10 @@ export class BalanceTree {
     this.arena.release(this.root);
   }
 
-  /** The nodes held by every tree of this arena, and the arena's size in nodes. */
+  /** The nodes and leaves held by every tree of this arena, the arena's size in nodes, and its arrays' bytes. */
   memory(): BalanceTreeMemory {
-    return { live_nodes: this.arena.live, capacity_nodes: this.arena.capacity() };
+    const arena = this.arena;
+    return { live_nodes: arena.live, capacity_nodes: arena.capacity(), live_leaves: arena.live_leaves, arrays_bytes: arena.arraysBytes() };
   }
 
   private readable(): number {
@@ -323,7 +377,7 @@ export class BalanceTree {
         kept = NONE;
       }
       if (kept !== NONE && arena.compareKey(kept, change.key) === 0) {
-        if (change.units === arena.units[kept]) merged.push(kept);
+        if (change.units === arena.unitsOf(kept)) merged.push(kept);
         else if (change.units !== 0n) merged.push(change);
         kept = NONE;
         continue;

@@ -16,7 +16,7 @@ function entries(changes: readonly Change[]): BalanceEntry[] {
 }
 
 /** The definition of docs/api.md "Balance proofs", written out recursively: the root and the number of nodes of a state. */
-function reference(state: ReadonlyMap<string, BalanceEntry>): { root: string; nodes: number } {
+function reference(state: ReadonlyMap<string, BalanceEntry>): { root: string; nodes: number; leaves: number } {
   const leaves = [...state.values()].filter((entry) => entry.units !== 0n).sort((a, b) => compareKeys(a.key, b.key));
   function subtree(items: readonly BalanceEntry[], depth: number): { hash: Uint8Array; nodes: number } {
     if (items.length === 0) return { hash: new Uint8Array(32), nodes: 0 };
@@ -29,7 +29,7 @@ function reference(state: ReadonlyMap<string, BalanceEntry>): { root: string; no
     return { hash: sha256(balanceNodeInput(left.hash, right.hash)), nodes: 1 + left.nodes + right.nodes };
   }
   const { hash, nodes } = subtree(leaves, 0);
-  return { root: `0x${Buffer.from(hash).toString('hex')}`, nodes };
+  return { root: `0x${Buffer.from(hash).toString('hex')}`, nodes, leaves: leaves.length };
 }
 
 function apply(state: Map<string, BalanceEntry>, block: readonly BalanceEntry[]): void {
@@ -50,9 +50,11 @@ describe('the balance tree', () => {
         const expected = reference(state);
         expect(balanceRootHex(tree)).toBe(expected.root);
         expect(tree.memory().live_nodes).toBe(expected.nodes);
+        expect(tree.memory().live_leaves).toBe(expected.leaves);
       }
       tree.release();
       expect(tree.memory().live_nodes).toBe(0);
+      expect(tree.memory().live_leaves).toBe(0);
     }), { numRuns: 200 });
   });
 
@@ -96,10 +98,13 @@ describe('the balance tree', () => {
   it('reserves a build\'s nodes at once: a tree built from empty holds few more slots than nodes', () => {
     // 4,300 balances are about 10,500 nodes (2.44 a balance): growing step by step by half would end at 15,552 slots.
     const tree = BalanceTree.empty(sha256).update(Array.from({ length: 4_300 }, (_, index) => ({ key: balanceKey(sha256, `account-${index}`, 'TAB'), units: 1n })));
-    const { live_nodes, capacity_nodes } = tree.memory();
+    const { live_nodes, capacity_nodes, live_leaves, arrays_bytes } = tree.memory();
     expect(live_nodes).toBeGreaterThan(10_368);
     expect(capacity_nodes).toBeGreaterThanOrEqual(live_nodes);
     expect(capacity_nodes).toBeLessThanOrEqual(1.2 * live_nodes);
+    // A node is 44 bytes (hash, children, reference count); a leaf's key and balance 44 more, reserved for exactly the build's leaves.
+    expect(live_leaves).toBe(4_300);
+    expect(arrays_bytes).toBe(44 * capacity_nodes + 44 * 4_300);
   });
 
   it('grows its arrays by half: a tree grown past a power of two of nodes leaves at most a third of them unused', () => {
@@ -132,9 +137,12 @@ describe('the balance tree', () => {
       tree = next;
     }
     // 300 blocks made about 300 x 50 x 11 nodes; the arena holds the live ones and grew by half at most once.
-    const { live_nodes, capacity_nodes } = tree.memory();
+    const { live_nodes, capacity_nodes, live_leaves, arrays_bytes } = tree.memory();
     expect(live_nodes).toBe(reference(state).nodes);
     expect(capacity_nodes).toBeLessThanOrEqual(1.5 * capacity_at_start);
     expect(capacity_nodes).toBeLessThan(1.5 * live_nodes + 1024);
+    // The leaf entries too: 15,000 new leaves in all, in room for the 2,000 and one growth (44 bytes each).
+    expect(live_leaves).toBe(2_000);
+    expect(arrays_bytes - 44 * capacity_nodes).toBeLessThanOrEqual(44 * (2_000 + 1_024));
   });
 });
