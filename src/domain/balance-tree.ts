@@ -52,7 +52,7 @@ class NodeArena {
   private leaf_next = new Int32Array(INITIAL_SLOTS);
   private free_slot = NONE;
   private free_leaf = NONE;
-  /** Slots (leaf entries) below this were handed out at least once. */
+  /** Slots, and leaf entries, below these were handed out at least once. */
   private used = 0;
   private leaves_used = 0;
   live = 0;
@@ -159,7 +159,7 @@ class NodeArena {
   }
 
   /**
-   * Room for `slots` nodes and `leaves` leaves in one growth each (a hint: past SLOTS_MAX, `grow`
+   * Room for `slots` nodes and `leaves` leaves in one growth each (a hint: past SLOTS_MAX, a growth
    * refuses). A build (a start reads every balance into an empty tree) would otherwise grow step by
    * step, each step copying the arrays while the old ones wait for V8 to collect them: building 1M
    * balances added 365 MiB to the peak RSS that way (88-byte slots then), 285 MiB sized at once.
