@@ -46,8 +46,9 @@ class NodeArena {
   /** A branch's right child (or NONE); a leaf's entry; a free slot's next free slot (or NONE). */
   right = new Int32Array(INITIAL_SLOTS);
   refs = new Uint32Array(INITIAL_SLOTS);
-  keys = new Uint8Array(INITIAL_SLOTS * HASH_BYTES);
-  units = new BigUint64Array(INITIAL_SLOTS);
+  /** By leaf entry, not slot: read them through keyOf, unitsOf, compareKey and keyBitOf. */
+  private keys = new Uint8Array(INITIAL_SLOTS * HASH_BYTES);
+  private units = new BigUint64Array(INITIAL_SLOTS);
   /** A free leaf entry's next free entry (or NONE). */
   private leaf_next = new Int32Array(INITIAL_SLOTS);
   private free_slot = NONE;
@@ -69,7 +70,7 @@ class NodeArena {
     return this.refs.length;
   }
 
-  leafCapacity(): number {
+  private leafCapacity(): number {
     return this.units.length;
   }
 
