@@ -186,8 +186,8 @@ async function stream(request: FastifyRequest, reply: FastifyReply, state: Strea
   const response = reply.raw;
   // The body ends when the connection does (`connection: close` below), so it needs no chunked
   // framing: each write goes to the socket as it is. Chunking cost each of a thousand streams a chunk
-  // header, a trailing CRLF and a four-part `writev` per wake, over a third of the service's CPU for
-  // every delivered event (docs/performance.md, "Event streams without chunked framing").
+  // header, a trailing CRLF and a four-part `writev` per wake: a third or more of each write's CPU
+  // (docs/performance.md, "Event streams without chunked framing").
   response.removeHeader('transfer-encoding');
   response.writeHead(200, {
     ...(reply.getHeaders() as Record<string, string>),
