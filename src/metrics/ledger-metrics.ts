@@ -5,6 +5,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { BlockSealObserver, SealedBlockSummary } from '../service/block-producer.js';
+import { RequestDurationHistogram } from './request-duration-histogram.js';
 
 /** The SQLite store's checkpoint counts, as its checkpointer keeps them (null when it has none). */
 type WalCheckpointCounts = { completed: number; partial: number; failed: number; write_waits: number; wal_bytes: number; off_loop: boolean };
@@ -20,31 +21,27 @@ export type QueueSources = {
 const HTTP_DURATION_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 const SEAL_DURATION_BUCKETS_S = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const BLOCK_SIZE_BUCKETS = [1, 10, 100, 1000, 10_000, 100_000];
-/** Label children cached per route/status at the most, so odd requests cannot grow memory without bound. */
-const CACHED_CHILDREN_MAX = 1000;
 
 export class LedgerMetrics implements BlockSealObserver {
   readonly registry: Registry;
-  private readonly http_duration: Histogram<'method' | 'route' | 'status_code'>;
+  private readonly http_duration: RequestDurationHistogram;
   private readonly submissions: Counter<'type' | 'outcome'>;
   private readonly sealed: Counter<'type' | 'status' | 'error'>;
   private readonly seal_duration: Histogram;
   private readonly block_size: Histogram;
-  private readonly token_cache: Counter<'result'>;
+  /** Token cache lookups, counted as numbers per request and handed to prom-client when it is scraped. */
+  private readonly token_cache_lookups = { hit: 0, miss: 0 };
   private readonly budget_refusals: Counter<'type'>;
-  private readonly http_children = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>();
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
     const registers = [registry];
     collectDefaultMetrics({ register: registry });
-    this.http_duration = new Histogram({
-      name: 'tabula_http_request_duration_seconds',
-      help: 'HTTP requests by method, route and status: count and duration in seconds',
-      labelNames: ['method', 'route', 'status_code'],
-      buckets: HTTP_DURATION_BUCKETS_S,
-      registers,
-    });
+    this.http_duration = new RequestDurationHistogram(
+      'tabula_http_request_duration_seconds', 'HTTP requests by method, route and status: count and duration in seconds', HTTP_DURATION_BUCKETS_S,
+    );
+    // prom-client's registry takes any object that gives its values in the shape of its own metrics.
+    registry.registerMetric(this.http_duration as unknown as Parameters<Registry['registerMetric']>[0]);
     this.submissions = new Counter({
       name: 'tabula_submissions_total',
       help: 'Submitted transactions by type and outcome (accepted, replayed, or the error code that refused them)',
@@ -64,11 +61,17 @@ export class LedgerMetrics implements BlockSealObserver {
       registers,
     });
     this.block_size = new Histogram({ name: 'tabula_block_transactions', help: 'Transactions per sealed block', buckets: BLOCK_SIZE_BUCKETS, registers });
-    this.token_cache = new Counter({
+    const token_cache_lookups = this.token_cache_lookups;
+    new Counter({
       name: 'tabula_token_cache_lookups_total',
       help: 'Lookups in the cache of verified tokens, by result (hit or miss)',
       labelNames: ['result'],
       registers,
+      collect() {
+        this.reset();
+        this.inc({ result: 'hit' }, token_cache_lookups.hit);
+        this.inc({ result: 'miss' }, token_cache_lookups.miss);
+      },
     });
     this.budget_refusals = new Counter({
       name: 'tabula_failure_budget_refusals_total',
@@ -77,9 +80,6 @@ export class LedgerMetrics implements BlockSealObserver {
       registers,
     });
     for (const type of ['transfer', 'burn']) this.budget_refusals.inc({ type }, 0);
-    // Created up front so both series exist (at 0) from the start.
-    this.token_cache.inc({ result: 'hit' }, 0);
-    this.token_cache.inc({ result: 'miss' }, 0);
   }
 
   /** Registers the read cache's figures (src/read-cache), read at scrape time: nothing is counted per request. */
@@ -339,13 +339,7 @@ export class LedgerMetrics implements BlockSealObserver {
   }
 
   httpRequest(method: string, route: string, status_code: number, duration_ms: number): void {
-    const key = `${method} ${route} ${status_code}`;
-    let child = this.http_children.get(key);
-    if (child === undefined) {
-      child = this.http_duration.labels(method, route, String(status_code));
-      if (this.http_children.size < CACHED_CHILDREN_MAX) this.http_children.set(key, child);
-    }
-    child.observe(duration_ms / 1000);
+    this.http_duration.observe(method, route, status_code, duration_ms / 1000);
   }
 
   submission(type: string, outcome: string, count = 1): void {
@@ -354,7 +348,8 @@ export class LedgerMetrics implements BlockSealObserver {
   }
 
   tokenCacheLookup(hit: boolean): void {
-    this.token_cache.inc({ result: hit ? 'hit' : 'miss' });
+    if (hit) this.token_cache_lookups.hit += 1;
+    else this.token_cache_lookups.miss += 1;
   }
 
   blockSealed(summary: SealedBlockSummary): void {
