@@ -25,7 +25,8 @@ const BLOCK_SIZE_BUCKETS = [1, 10, 100, 1000, 10_000, 100_000];
 export class LedgerMetrics implements BlockSealObserver {
   readonly registry: Registry;
   private readonly http_duration: RequestDurationHistogram;
-  private readonly submissions: Counter<'type' | 'outcome'>;
+  /** Submissions by type, then outcome: numbers counted per submission, handed to prom-client when it is scraped. */
+  private readonly submissions = new Map<string, Map<string, number>>();
   private readonly sealed: Counter<'type' | 'status' | 'error'>;
   private readonly seal_duration: Histogram;
   private readonly block_size: Histogram;
@@ -42,11 +43,18 @@ export class LedgerMetrics implements BlockSealObserver {
     );
     // prom-client's registry takes any object that gives its values in the shape of its own metrics.
     registry.registerMetric(this.http_duration as unknown as Parameters<Registry['registerMetric']>[0]);
-    this.submissions = new Counter({
+    const submissions = this.submissions;
+    new Counter({
       name: 'tabula_submissions_total',
       help: 'Submitted transactions by type and outcome (accepted, replayed, or the error code that refused them)',
       labelNames: ['type', 'outcome'],
       registers,
+      collect() {
+        this.reset();
+        for (const [type, by_outcome] of submissions) {
+          for (const [outcome, count] of by_outcome) this.inc({ type, outcome }, count);
+        }
+      },
     });
     this.sealed = new Counter({
       name: 'tabula_transactions_sealed_total',
@@ -343,7 +351,13 @@ export class LedgerMetrics implements BlockSealObserver {
   }
 
   submission(type: string, outcome: string, count = 1): void {
-    this.submissions.inc({ type, outcome }, count);
+    // Both labels come from fixed lists (the transaction types and `invalid`; the error catalogue's codes).
+    let by_outcome = this.submissions.get(type);
+    if (by_outcome === undefined) {
+      by_outcome = new Map();
+      this.submissions.set(type, by_outcome);
+    }
+    by_outcome.set(outcome, (by_outcome.get(outcome) ?? 0) + count);
     if (outcome === 'failure_budget_exceeded') this.budget_refusals.inc({ type }, count);
   }
 
