@@ -54,7 +54,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   async admit(key: string, now_ms: number, cost_ms: number, capacity_ms: number): Promise<Admission> {
     const decision = admission(this.schedules.get(key), now_ms, cost_ms, capacity_ms);
-    if (!decision.allowed) return decision;
+    // Admitting nothing (a `peek`) stores nothing: a schedule left in the past decides as `now` would,
+    // and a look neither makes a caller recent nor takes a place from one that spent (the guard peeks
+    // at every request's address for its bad-token count, which only bad tokens should fill).
+    if (!decision.allowed || cost_ms === 0) return decision;
     // Delete, then set: the Map's order stays least recently admitted first.
     this.schedules.delete(key);
     if (this.schedules.size >= this.keys_max) this.forgetLeastRecent();

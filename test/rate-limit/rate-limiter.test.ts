@@ -5,9 +5,21 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryRateLimitStore, RateLimiter } from '../../src/http/rate-limit.js';
+import { MemoryRateLimitStore, RateLimiter, SCHEDULE_TOLERANCE_MS, type Admission, type RateLimitStore } from '../../src/http/rate-limit.js';
 
 const T0_MS = 1_795_313_400_000; // a minute boundary, where fixed windows used to reset
+
+/** The GCRA written out plainly, storing the schedule after every admission, a look included. */
+class StoringEveryLook implements RateLimitStore {
+  private readonly schedules = new Map<string, number>();
+
+  async admit(key: string, now_ms: number, cost_ms: number, capacity_ms: number): Promise<Admission> {
+    const tat_ms = Math.max(this.schedules.get(key) ?? now_ms, now_ms);
+    if (tat_ms + cost_ms - now_ms > capacity_ms + SCHEDULE_TOLERANCE_MS) return { allowed: false, tat_ms };
+    this.schedules.set(key, tat_ms + cost_ms);
+    return { allowed: true, tat_ms: tat_ms + cost_ms };
+  }
+}
 
 describe('RateLimiter (GCRA)', () => {
   it('spends the whole limit at once, then refills one request per window/max', async () => {
@@ -93,5 +105,28 @@ describe('MemoryRateLimitStore', () => {
     expect((await store.admit('third', T0_MS + 10_000, 30_000, 60_000)).allowed).toBe(false); // kept
     expect((await store.admit('second', T0_MS + 10_000, 30_000, 60_000)).allowed).toBe(true); // starts full again
     expect(store.size).toBe(3);
+  });
+
+  it('stores nothing for a look that admits nothing, so looks never push out a caller that spent', async () => {
+    const store = new MemoryRateLimitStore(2);
+    await store.admit('spent', T0_MS, 50_000, 60_000);
+    for (let index = 0; index < 10; index += 1) {
+      expect((await store.admit(`looked-at-${index}`, T0_MS + index, 0, 60_000)).allowed).toBe(true);
+    }
+    expect(store.size).toBe(1);
+    expect((await store.admit('spent', T0_MS + 10, 20_000, 60_000)).allowed).toBe(false); // still counted
+  });
+
+  it('decides the same as a store that keeps every look', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(fc.record({ spend: fc.boolean(), after_ms: fc.integer({ min: 0, max: 20_000 }) }), { maxLength: 40 }), async (steps) => {
+      const limiter = new RateLimiter(new MemoryRateLimitStore(), 5, 60_000);
+      const reference = new RateLimiter(new StoringEveryLook(), 5, 60_000);
+      let now_ms = T0_MS;
+      for (const { spend, after_ms } of steps) {
+        now_ms += after_ms;
+        if (spend) expect(await limiter.check('caller', now_ms)).toEqual(await reference.check('caller', now_ms));
+        else expect(await limiter.peek('caller', now_ms)).toEqual(await reference.peek('caller', now_ms));
+      }
+    }));
   });
 });
