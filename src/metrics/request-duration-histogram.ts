@@ -14,7 +14,7 @@ type Labels = Record<string, string | number>;
 type Value = { labels: Labels; value: number; metricName: string; sharedLabels?: Labels; exemplar?: null };
 type MetricData = { name: string; help: string; type: 'histogram'; values: Value[]; aggregator: 'sum' };
 
-/** Series kept at the most: past it, a new route/method/status counts under the route `other`. */
+/** Series kept at the most before new method/route/status sets count under the route `other` (a series per method and status). */
 export const SERIES_MAX = 1000;
 const OVERFLOW_ROUTE = 'other';
 
