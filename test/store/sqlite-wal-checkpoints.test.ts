@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import Database from '../../src/store/sqlite/sqlite-driver.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pendingTransaction } from '../../src/domain/hashing.js';
@@ -167,6 +168,23 @@ describe('SQLite WAL checkpoints off the event loop', () => {
       await vi.waitFor(() => expect(store.walCheckpoints()?.completed).toBeGreaterThan(0), { timeout: 5000 });
     } finally {
       await store.close();
+    }
+  });
+
+  it('ends its worker by a message, never by terminating it, whenever it is closed while the worker starts', async () => {
+    // Terminated while it loaded the SQLite driver's addon (better-sqlite3 13, Node 22 and later), the
+    // worker aborted the whole process (FATAL ERROR: Error::New napi_get_last_error_info).
+    const file = ledgerFile();
+    await SqliteStore.open({ path: file, wal_checkpoints: null }).close();
+    for (const delay_ms of [0, 1, 2, 5, 10, 20, 40, 80, 160]) {
+      const checkpointer = new WalCheckpointer(file, TIGHT, null, () => undefined);
+      const worker = (checkpointer as unknown as { worker: Worker }).worker;
+      const terminate = vi.spyOn(worker, 'terminate');
+      const exit_code = new Promise<number>((resolve) => worker.once('exit', resolve));
+      await new Promise((resolve) => setTimeout(resolve, delay_ms));
+      await checkpointer.close();
+      expect(await exit_code).toBe(0);
+      expect(terminate).not.toHaveBeenCalled();
     }
   });
 

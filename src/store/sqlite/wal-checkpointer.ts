@@ -63,6 +63,13 @@ export type WalCheckpointStats = {
   off_loop: boolean;
 };
 
+/**
+ * How long `close` waits for the worker to end by itself before it terminates it. The worker reads the
+ * close message only once its script has run, which takes milliseconds; the bound is for a worker that
+ * hangs.
+ */
+const WORKER_CLOSE_TIMEOUT_MS = 10_000;
+
 type CheckpointReply = { id: number; busy: number; log: number; checkpointed: number } | { id: number; error: { code: string | null; message: string } };
 
 /**
@@ -76,6 +83,11 @@ const db = new Database(workerData.database_path, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
 db.pragma('synchronous = FULL');
 parentPort.on('message', (id) => {
+  if (id === 'close') {
+    db.close();
+    parentPort.close();
+    return;
+  }
   try {
     const [row] = db.pragma('wal_checkpoint(PASSIVE)');
     parentPort.postMessage({ id, busy: row.busy, log: row.log, checkpointed: row.checkpointed });
@@ -108,6 +120,7 @@ export class WalCheckpointer {
   /** No checkpoint starts before this moment (`performance.now()`) after one failed. */
   private retry_after_ms = 0;
   private closed = false;
+  private exited = false;
   private readonly stats: WalCheckpointStats = { completed: 0, partial: 0, failed: 0, write_waits: 0, wal_bytes: 0, off_loop: true };
 
   constructor(database_path: string, limits: WalCheckpointLimits, logger: Logger | null, fall_back: () => void) {
@@ -119,7 +132,10 @@ export class WalCheckpointer {
     this.worker.unref();
     this.worker.on('message', (reply: CheckpointReply) => this.pending_reply?.(reply));
     this.worker.on('error', (error) => this.workerFailed(error));
-    this.worker.on('exit', (code) => this.workerFailed(new Error(`the checkpoint worker exited with code ${code}`)));
+    this.worker.on('exit', (code) => {
+      this.exited = true;
+      this.workerFailed(new Error(`the checkpoint worker exited with code ${code}`));
+    });
     this.tick = setInterval(() => this.poll(), limits.tick_ms);
     this.tick.unref();
   }
@@ -182,7 +198,26 @@ export class WalCheckpointer {
     this.closed = true;
     clearInterval(this.tick);
     await this.running;
-    await this.worker.terminate();
+    await this.stopWorker();
+  }
+
+  /**
+   * Asks the worker to close its connection and end, and waits until it has. It is not terminated:
+   * terminated while it loads the SQLite driver (better-sqlite3 13, on Node 22 and later, loads its
+   * Node-API addon at the first `new Database`), the addon's start fails and aborts the whole process
+   * (`FATAL ERROR: Error::New napi_get_last_error_info`; a store closed right after it opened, as tests
+   * and a failed start do). The message is read only once the worker's script has run.
+   */
+  private async stopWorker(): Promise<void> {
+    if (this.exited) return;
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.postMessage('close');
+    const timer = setTimeout(() => void this.worker.terminate(), WORKER_CLOSE_TIMEOUT_MS);
+    try {
+      await exited;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private start(): Promise<void> {
