@@ -34,8 +34,10 @@ export class RequestDurationHistogram {
 
   observe(method: string, route: string, status_code: number, duration_s: number): void {
     const series = this.seriesOf(method, route, status_code);
-    const bucket = this.upper_bounds_s.findIndex((bound) => duration_s <= bound);
-    if (bucket >= 0) series.bucket_counts[bucket] = (series.bucket_counts[bucket] as number) + 1;
+    let bucket = 0;
+    while (bucket < this.upper_bounds_s.length && duration_s > (this.upper_bounds_s[bucket] as number)) bucket += 1;
+    // Past the last bound: counted in +Inf alone, which is the count.
+    if (bucket < this.upper_bounds_s.length) series.bucket_counts[bucket] = (series.bucket_counts[bucket] as number) + 1;
     series.sum_s += duration_s;
     series.count += 1;
   }
