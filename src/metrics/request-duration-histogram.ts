@@ -8,7 +8,8 @@
  * compares the two).
  */
 
-type Series = { method: string; route: string; status_code: number; labels: Labels; bucket_counts: number[]; sum_s: number; count: number };
+/** One method/route/status set: found by route (the map's key), then method and status; `labels` as exposed. */
+type Series = { method: string; status_code: number; labels: Labels; bucket_counts: number[]; sum_s: number; count: number };
 type Labels = Record<string, string | number>;
 /** A bucket's value carries `exemplar: null`, as prom-client's do (exemplars are not kept). */
 type Value = { labels: Labels; value: number; metricName: string; sharedLabels?: Labels; exemplar?: null };
@@ -76,7 +77,7 @@ export class RequestDurationHistogram {
     if (found !== undefined) return found;
     if (this.all_series.length >= SERIES_MAX && route !== OVERFLOW_ROUTE) return this.seriesOf(method, OVERFLOW_ROUTE, status_code);
     const series: Series = {
-      method, route, status_code, labels: { method, route, status_code: String(status_code) }, bucket_counts: this.upper_bounds_s.map(() => 0), sum_s: 0, count: 0,
+      method, status_code, labels: { method, route, status_code: String(status_code) }, bucket_counts: this.upper_bounds_s.map(() => 0), sum_s: 0, count: 0,
     };
     if (of_route === undefined) this.series_by_route.set(route, [series]);
     else of_route.push(series);
