@@ -12,7 +12,9 @@ import { SCHEDULE_TOLERANCE_MS, type Admission, type RateLimitStore } from './ra
 /**
  * The same decision as `admission()` in rate-limit.ts, inside Redis. The schedule is written with
  * `%.17g`, which round-trips a double exactly, and expires when the bucket is full again (a missing
- * key and a full bucket mean the same). Replies are strings: Redis would truncate a Lua number.
+ * key and a full bucket mean the same). Replies are strings: Redis would truncate a Lua number. A look
+ * (cost 0, the guard's peek at an address on every request) writes nothing, as in memory: no key for
+ * an address that never spent, no expiry moved, no write to replicate.
  */
 const ADMIT_SCRIPT = `
 local now_ms = tonumber(ARGV[1])
@@ -23,7 +25,9 @@ local tat_ms = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 if tat_ms < now_ms then tat_ms = now_ms end
 local after_ms = tat_ms + cost_ms
 if after_ms - now_ms > capacity_ms + tolerance_ms then return {0, string.format('%.17g', tat_ms)} end
-redis.call('SET', KEYS[1], string.format('%.17g', after_ms), 'PX', math.max(1, math.ceil(after_ms - now_ms)))
+if cost_ms > 0 then
+  redis.call('SET', KEYS[1], string.format('%.17g', after_ms), 'PX', math.max(1, math.ceil(after_ms - now_ms)))
+end
 return {1, string.format('%.17g', after_ms)}`;
 
 /** Time limits: a request waits at most this long for Redis before the fallback answers. */
@@ -36,8 +40,11 @@ const WARNING_INTERVAL_MS = 60_000;
 
 export type RedisRateLimitOptions = { url: string; key_prefix?: string; logger?: Logger };
 
+/** The script as a command of the connection: sent by its SHA-1 (`EVALSHA`), the text only when Redis does not hold it yet. */
+type AdmitCommand = { tabulaAdmit(key: string, now_ms: string, cost_ms: string, capacity_ms: string, tolerance_ms: string): Promise<unknown> };
+
 export class RedisRateLimitStore implements RateLimitStore {
-  private readonly redis: Redis;
+  private readonly redis: Redis & AdmitCommand;
   private readonly key_prefix: string;
 
   constructor(options: RedisRateLimitOptions) {
@@ -49,7 +56,8 @@ export class RedisRateLimitStore implements RateLimitStore {
       commandTimeout: COMMAND_TIMEOUT_MS,
       connectTimeout: CONNECT_TIMEOUT_MS,
       retryStrategy: (attempt) => Math.min(attempt * RECONNECT_DELAY_MS_STEP, RECONNECT_DELAY_MS_MAX),
-    });
+    }) as Redis & AdmitCommand;
+    this.redis.defineCommand('tabulaAdmit', { numberOfKeys: 1, lua: ADMIT_SCRIPT });
     const warn = throttled(options.logger, 'Redis connection failed; rate limits are counted per instance until it is back');
     this.redis.on('error', (error: Error) => warn(Date.now(), error));
   }
@@ -70,7 +78,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async admit(key: string, now_ms: number, cost_ms: number, capacity_ms: number): Promise<Admission> {
-    const reply = await this.redis.eval(ADMIT_SCRIPT, 1, `${this.key_prefix}${key}`,
+    const reply = await this.redis.tabulaAdmit(`${this.key_prefix}${key}`,
       String(now_ms), String(cost_ms), String(capacity_ms), String(SCHEDULE_TOLERANCE_MS));
     if (!Array.isArray(reply) || reply.length !== 2) throw new Error('Redis answered the rate-limit script with an unexpected reply');
     const tat_ms = Number(reply[1]);

@@ -81,6 +81,24 @@ describe('Redis rate-limit store', () => {
     expect(seven).toEqual([true, true, true, true, true, true, true, false]);
   });
 
+  it('stores nothing for a look (cost 0): no key for a caller that never spent, and a schedule\'s expiry left where it was', async () => {
+    const key_prefix = `${unique('tabula-test')}:`;
+    const store = redisStore(REDIS_URL, undefined, key_prefix);
+    expect(await store.connected(5000)).toBe(true);
+    const inspector = new Redis(REDIS_URL);
+    closers.push(() => inspector.quit());
+    const now_ms = Date.now();
+    // A look at an address that never spent: admitted, and nothing made for it.
+    expect(await store.admit('ip:192.0.2.1', now_ms + WINDOW_MS, 0, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + WINDOW_MS });
+    expect(await inspector.exists(`${key_prefix}ip:192.0.2.1`)).toBe(0);
+    // A look from a clock 30 s behind would have set the expiry 30 s later had it written the schedule back.
+    expect(await store.admit('ip:192.0.2.2', now_ms, 1000, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + 1000 });
+    expect(await store.admit('ip:192.0.2.2', now_ms - 30_000, 0, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + 1000 });
+    const ttl_ms = await inspector.pttl(`${key_prefix}ip:192.0.2.2`);
+    expect(ttl_ms).toBeGreaterThan(0);
+    expect(ttl_ms).toBeLessThanOrEqual(1000);
+  });
+
   it('decides exactly as the in-memory store does, whatever the sequence', async () => {
     const store = redisStore();
     expect(await store.connected(5000)).toBe(true);
