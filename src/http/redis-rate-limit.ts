@@ -13,8 +13,9 @@ import { SCHEDULE_TOLERANCE_MS, type Admission, type RateLimitStore } from './ra
  * The same decision as `admission()` in rate-limit.ts, inside Redis. The schedule is written with
  * `%.17g`, which round-trips a double exactly, and expires when the bucket is full again (a missing
  * key and a full bucket mean the same). Replies are strings: Redis would truncate a Lua number. A look
- * (cost 0, the guard's peek at an address on every request) writes nothing, as in memory: no key for
- * an address that never spent, no expiry moved, no write to replicate.
+ * (cost 0: the batch route's peek at whether a batch would fit once its repeats are not charged)
+ * writes nothing, as in memory: no key for a caller that never spent, no expiry moved, no write to
+ * replicate.
  */
 const ADMIT_SCRIPT = `
 local now_ms = tonumber(ARGV[1])

@@ -88,13 +88,13 @@ describe('Redis rate-limit store', () => {
     const inspector = new Redis(REDIS_URL);
     closers.push(() => inspector.quit());
     const now_ms = Date.now();
-    // A look at an address that never spent: admitted, and nothing made for it.
-    expect(await store.admit('ip:192.0.2.1', now_ms + WINDOW_MS, 0, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + WINDOW_MS });
-    expect(await inspector.exists(`${key_prefix}ip:192.0.2.1`)).toBe(0);
+    // A look at a caller that never spent: admitted, and nothing made for it.
+    expect(await store.admit('sub:onlooker', now_ms + WINDOW_MS, 0, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + WINDOW_MS });
+    expect(await inspector.exists(`${key_prefix}sub:onlooker`)).toBe(0);
     // A look from a clock 30 s behind would have set the expiry 30 s later had it written the schedule back.
-    expect(await store.admit('ip:192.0.2.2', now_ms, 1000, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + 1000 });
-    expect(await store.admit('ip:192.0.2.2', now_ms - 30_000, 0, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + 1000 });
-    const ttl_ms = await inspector.pttl(`${key_prefix}ip:192.0.2.2`);
+    expect(await store.admit('sub:spender', now_ms, 1000, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + 1000 });
+    expect(await store.admit('sub:spender', now_ms - 30_000, 0, WINDOW_MS)).toEqual({ allowed: true, tat_ms: now_ms + 1000 });
+    const ttl_ms = await inspector.pttl(`${key_prefix}sub:spender`);
     expect(ttl_ms).toBeGreaterThan(0);
     expect(ttl_ms).toBeLessThanOrEqual(1000);
   });
