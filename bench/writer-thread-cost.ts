@@ -29,6 +29,7 @@ import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import Database, { SQLITE_DRIVER_PATH } from '../src/store/sqlite/sqlite-driver.js';
 import { SQL, SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { transactionMaker } from './bench-store.js';
 import { scheduleSeconds } from './processes.js';
 
 const ACCOUNTS = 1000;
@@ -36,6 +37,7 @@ const ACCOUNTS = 1000;
 const WARM_UP_SHARE = 0.2;
 
 type Row = [string, string, string, bigint, string, string, string, string, number, number, null, null];
+type TransactionMaker = ReturnType<typeof transactionMaker>;
 
 /** The worker: CommonJS, evaluated, with the driver the main thread loads (as the store's checkpoint worker). */
 const WORKER_SOURCE = `
@@ -51,15 +53,17 @@ parentPort.on('message', (rows) => {
 });
 `;
 
-function rowsOf(count: number, first_seq: number): Row[] {
+/**
+ * Real pending transfers (bench-store's maker: a random-looking hash each, so the `tx_hash` index is written
+ * at random places as in the service), as the parameters of the store's INSERT in the order `appendOne` gives
+ * them; `seq` is also the event sequence.
+ */
+function rowsOf(make: TransactionMaker, count: number, first_seq: number): Row[] {
   const rows: Row[] = new Array(count);
   for (let index = 0; index < count; index += 1) {
     const seq = first_seq + index;
-    const hash = `0x${seq.toString(16).padStart(8, '0')}${'5a'.repeat(28)}`;
-    rows[index] = [
-      hash, `account-${seq % ACCOUNTS}`, `account-${(seq * 7 + 1) % ACCOUNTS}`, BigInt(1 + (seq % 97)), 'TAB', 'transfer', '{}',
-      seq.toString(16).padStart(32, '0'), 1_790_000_000 + Math.floor(seq / 1000), seq, null, null,
-    ];
+    const tx = make(`account-${seq % ACCOUNTS}`, `account-${(seq * 7 + 1) % ACCOUNTS}`, 'transfer', BigInt(1 + (seq % 97)));
+    rows[index] = [tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, JSON.stringify(tx.metadata), tx.nonce, tx.timestamp, seq, null, null];
   }
   return rows;
 }
@@ -105,6 +109,7 @@ type Measured = { main_thread_cpu_us_per_tx: number; busy_us_per_tx: number; tx_
 
 async function measure(appender: Appender, transactions: number, group: number): Promise<Measured> {
   const warm_up = Math.floor(transactions * WARM_UP_SHARE);
+  const make = transactionMaker();
   let next_seq = 1;
   // The rows are built before each part, so that the loop's busy time is the appends' alone.
   const run = async (groups: Row[][]) => {
@@ -114,8 +119,8 @@ async function measure(appender: Appender, transactions: number, group: number):
       next_seq += rows.length;
     }
   };
-  await run(groupsOf(1, warm_up, group));
-  const measured = groupsOf(warm_up + 1, transactions - warm_up, group);
+  await run(groupsOf(make, 1, warm_up, group));
+  const measured = groupsOf(make, warm_up + 1, transactions - warm_up, group);
   const start = performance.eventLoopUtilization();
   const cpu_before = scheduleSeconds(process.pid, true).running_s;
   const started_ms = performance.now();
@@ -128,9 +133,9 @@ async function measure(appender: Appender, transactions: number, group: number):
   return { main_thread_cpu_us_per_tx: (cpu_s * 1e6) / count, busy_us_per_tx: (busy.active * 1000) / count, tx_per_s: count / (elapsed_ms / 1000) };
 }
 
-function groupsOf(first_seq: number, count: number, group: number): Row[][] {
+function groupsOf(make: TransactionMaker, first_seq: number, count: number, group: number): Row[][] {
   const groups: Row[][] = [];
-  for (let done = 0; done < count; done += group) groups.push(rowsOf(Math.min(group, count - done), first_seq + done));
+  for (let done = 0; done < count; done += group) groups.push(rowsOf(make, Math.min(group, count - done), first_seq + done));
   return groups;
 }
 
