@@ -53,7 +53,7 @@ export type BenchOptions = {
   chart_file: string;
   /** Rewrite this store's generated block of docs/performance.md with this run's tables. */
   update_docs: boolean;
-  /** How many times the main scenarios run, each on a new ledger; the results are their medians (`--runs`, BENCH_RUNS). */
+  /** How many times the main scenarios run, each on a new ledger, and the scale curve's reads at each level; the results are their medians (`--runs`, BENCH_RUNS). */
   runs: number;
   /** Write a V8 CPU profile of every service process that exits cleanly into this folder (node --cpu-prof). */
   profile_dir: string | undefined;
@@ -85,7 +85,8 @@ export const BENCH_USAGE = `npm run bench [-- FLAGS]
   --smoke                         a short run with small sizes (CI's smoke test)
   --duration-s 8                  measured seconds per scenario
   --connections 64                connections of the single-request scenarios
-  --runs 1                        main scenarios this many times (at most 9), each on a new ledger: medians
+  --runs 1                        main scenarios this many times (at most 9), each on a new ledger, and the
+                                  scale curve's reads this many rounds at each level: medians
   --scale 10k,100k,1M | --no-scale   the scale curve's levels (add 10M for the opt-in point), or none
   --scenario main,scale,events,swaps only these parts (default: all)
   --sealer-txs 200000             pending transfers preloaded for the sealer scenario

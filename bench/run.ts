@@ -22,7 +22,7 @@ import type { LoadSpec, PooledRequest } from './load-types.js';
 import { BENCH_PARTS, BENCH_USAGE, formatSize, readOptions, type BenchOptions } from './options.js';
 import { batchPool, mint, readPools as readPoolsOf, SAMPLE_POOL_SIZE, submitHotPool, submitKeyedPool, submitManyPool, SUBMIT_AMOUNT, type ReadPool } from './scenario-requests.js';
 import { BenchError, profileFlags, sleep, startBareServer, startLoadGenerator, startService, type LoadGenerator, type ServiceProcess } from './processes.js';
-import { eventsMarkdown, judgeTargets, markdownReport, medianOfRuns, printReport, type BenchResults, type MainRun, type ScaleLevel, type ScenarioResult } from './report.js';
+import { eventsMarkdown, judgeTargets, markdownReport, medianOfRuns, medianReadPoint, printReport, type BenchResults, type MainRun, type ReadPoint, type ScaleLevel, type ScenarioResult } from './report.js';
 
 /** Transactions per block of the scale curve's ledger: 10k transactions make at least 40 blocks, two pages. */
 const SCALE_BLOCK_TXS_MAX = 250;
@@ -367,13 +367,7 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
       const stats = await getJson<Stats>(`${service.url}/api/stats`, run.admin);
       const users = Array.from({ length: Math.min(level, options.scale_users) }, (_, index) => `user-${index}`);
       const pools = await readPools(run, service, users, sampled);
-      const reads: ScaleLevel['reads'] = {};
-      for (const read of pools) {
-        const result = await run.load.run({
-          url: service.url, connections: options.connections, duration_s: options.scale_duration_s, warmup_s: options.warmup_s / 2, requests: read.pool, count_batch_items: false,
-        });
-        reads[read.name] = { requests_per_s: result.requests_per_s, latency_ms: result.latency_ms, errors: result.errors, requests: result.requests };
-      }
+      const reads = await measureScaleReads(run, service, pools);
       const database_bytes = await databaseBytes(database_url);
       const heap_peaks = await heap.stop();
       heap = null;
@@ -393,6 +387,27 @@ async function scaleCurve(run: Run): Promise<BenchResults['scale']> {
     await service.stop();
   }
   return { levels };
+}
+
+/**
+ * A level's reads, each measured `--runs` times in turn (every read once, then every read again), so
+ * that a slow stretch of the machine falls on one round of each read rather than on every round of one:
+ * each read is reported by its median round (by p50) with every round's p50 beside it.
+ */
+async function measureScaleReads(run: Run, service: ServiceProcess, pools: readonly ReadPool[]): Promise<ScaleLevel['reads']> {
+  const { options } = run;
+  const rounds = new Map<string, ReadPoint[]>(pools.map((read) => [read.name, []]));
+  for (let round = 0; round < options.runs; round += 1) {
+    for (const read of pools) {
+      const result = await run.load.run({
+        url: service.url, connections: options.connections, duration_s: options.scale_duration_s, warmup_s: options.warmup_s / 2, requests: read.pool, count_batch_items: false,
+      });
+      rounds.get(read.name)?.push({ requests_per_s: result.requests_per_s, latency_ms: result.latency_ms, errors: result.errors, requests: result.requests });
+    }
+  }
+  const reads: ScaleLevel['reads'] = {};
+  for (const [name, points] of rounds) reads[name] = medianReadPoint(points);
+  return reads;
 }
 
 /** Mints to new users until there are `users` of them, then transfers between them. */

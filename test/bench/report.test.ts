@@ -1,10 +1,11 @@
 /**
- * The benchmark's judgement (bench/report.ts): issue 10's targets per store, and the median of several runs
- * of the main scenarios (`--runs`), from made-up results (no timing is measured here).
+ * The benchmark's judgement (bench/report.ts): issue 10's targets per store, the median of several runs
+ * of the main scenarios (`--runs`) and of the scale curve's rounds of reads, from made-up results (no
+ * timing is measured here).
  */
 import { describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../bench/load-types.js';
-import { judgeTargets, markdownReport, median, medianOfRuns, type BenchResults, type MainRun, type ScenarioResult } from '../../bench/report.js';
+import { judgeTargets, markdownReport, median, medianOfRuns, medianReadPoint, type BenchResults, type MainRun, type ReadPoint, type ScaleLevel, type ScenarioResult } from '../../bench/report.js';
 
 const latency = (p99: number) => ({ p50: p99 / 4, p90: p99 / 2, p99, max: p99 * 2, mean: p99 / 4 });
 
@@ -124,5 +125,37 @@ describe("issue 10's targets, per store", () => {
     expect(target(targets, 'submit_many: vs bare')).toBeDefined();
     expect(targets.filter((item) => item.name.startsWith('submit_keyed'))).toEqual([]);
     expect(markdownReport({ ...judged, targets })).toContain('| submit_keyed |');
+  });
+});
+
+const readPoint = (p50: number, errors = 0): ReadPoint => ({ requests_per_s: 1000 / p50, latency_ms: { p50, p90: p50 * 2, p99: p50 * 4, max: p50 * 8, mean: p50 }, errors, requests: 5000 });
+
+function scaleLevel(transactions: number, reads: ScaleLevel['reads']): ScaleLevel {
+  return { transactions, users: Math.min(transactions, 10_000), blocks: transactions / 250, load_s: 1, load_transactions_per_s: transactions, peak_rss_bytes: 200 * 2 ** 20, reads };
+}
+
+describe("the scale curve's reads in rounds", () => {
+  it('reports a read by its median round, with every round\'s p50 and the errors of all rounds', () => {
+    const point = medianReadPoint([readPoint(2.5), readPoint(1.1, 3), readPoint(1.3)]);
+    expect(point.latency_ms.p50).toBe(1.3);
+    expect(point.rounds_p50_ms).toEqual([2.5, 1.1, 1.3]);
+    expect(point.errors).toBe(3);
+  });
+
+  it('is the round itself when there is one', () => {
+    const only = readPoint(1.7, 2);
+    expect(medianReadPoint([only])).toBe(only);
+  });
+
+  it('judges 1M against 10k by the median rounds, and shows every round', () => {
+    const first = scaleLevel(10_000, { balance: medianReadPoint([readPoint(1.0), readPoint(3.0), readPoint(1.2)]) });
+    const last = scaleLevel(1_000_000, { balance: medianReadPoint([readPoint(1.5), readPoint(1.6), readPoint(1.4)]) });
+    const judged = { ...results('postgres', medianOfRuns([mainRun('2026-11-27T10:00:00Z', 0.4, 60_000, 0.6, 60_000)])), scale: { levels: [first, last] } };
+    const targets = judgeTargets(judged);
+    // One slow round at 10k (3.0 ms) would make 1M look fast; the medians (1.2 and 1.5 ms) judge 1.25×.
+    expect(target(targets, 'balance p50 latency')).toMatchObject({
+      value: '1.25× (p99 1.25×; p50 by round 1.00, 3.00, 1.20 ms at 10k, 1.50, 1.60, 1.40 ms at 1M)', met: true,
+    });
+    expect(markdownReport({ ...judged, targets })).toContain('each read 3 times in turn and reported by its median round (by p50)');
   });
 });
