@@ -18,6 +18,7 @@ import type { TokenRegistry } from '../domain/shared/tokens.js';
 import { unixSeconds, type Clock } from '../service/clock.js';
 import { EVENT_READ_LIMIT_MAX, type LedgerStore } from '../service/ledger-store.js';
 import { encodeEvent, type EncodedEvent, type EventFeed } from './event.js';
+import { EventWindow } from './event-window.js';
 
 /**
  * Something that calls back when another writer may have added events (e.g. LISTEN/NOTIFY), with the
@@ -54,9 +55,8 @@ export class EventHub implements EventFeed {
   private readonly logger: Logger;
   private readonly options: EventHubOptions;
   private readonly signal: EventSignal | null;
-  /** The newest events, contiguous: window[i].sequence === window_start + i. */
-  private window: EncodedEvent[] = [];
-  private window_start = 1;
+  /** The newest events, contiguous up to `loaded` (when not empty). */
+  private readonly window: EventWindow;
   private loaded = 0;
   private readonly listeners = new Set<(head: number) => void>();
   private refreshing: Promise<void> | null = null;
@@ -77,12 +77,13 @@ export class EventHub implements EventFeed {
     this.logger = logger;
     this.options = options;
     this.signal = signal;
+    this.window = new EventWindow(options.window_events_max, 1);
   }
 
   /** Starts from the store's current head (events before it are read from the store when asked for). */
   async start(): Promise<void> {
     this.loaded = await this.store.eventHead();
-    this.window_start = this.loaded + 1;
+    this.window.clear(this.loaded + 1);
     await this.signal?.start((head) => this.changed(head));
     this.poll = setInterval(() => this.changed(), this.options.poll_interval_ms);
     this.poll.unref();
@@ -139,9 +140,7 @@ export class EventHub implements EventFeed {
   async read(after: number, limit: number): Promise<EncodedEvent[]> {
     this.last_read_ms = performance.now();
     const count = Math.min(limit, EVENT_READ_LIMIT_MAX);
-    const events = after + 1 >= this.window_start
-      ? this.window.slice(after + 1 - this.window_start, after + 1 - this.window_start + count)
-      : await this.readStored(after, count);
+    const events = after + 1 >= this.window.start() ? this.window.after(after, count) : await this.readStored(after, count);
     const first = events[0];
     if (first !== undefined && first.occurred_at < unixSeconds(this.clock) - this.options.retention_s) {
       throw new CursorExpiredError(after, first.occurred_at);
@@ -176,9 +175,8 @@ export class EventHub implements EventFeed {
     for (;;) {
       const events = await this.store.readEvents(this.loaded, EVENT_READ_LIMIT_MAX);
       if (events.length === 0) return;
-      for (const event of events) this.window.push(encodeEvent(event, this.tokens));
+      for (const event of events) this.window.append(encodeEvent(event, this.tokens));
       this.loaded = (events.at(-1) as { sequence: number }).sequence;
-      this.trimWindow();
       for (const listener of this.listeners) listener(this.loaded);
       if (events.length < EVENT_READ_LIMIT_MAX) return;
     }
@@ -187,16 +185,8 @@ export class EventHub implements EventFeed {
   /** Nobody reads the window: move the head forward without reading the events, and empty the window (it stays contiguous up to the head). */
   private skipToHead(head: number): void {
     if (head <= this.loaded) return;
-    this.window = [];
-    this.window_start = head + 1;
+    this.window.clear(head + 1);
     this.loaded = head;
     for (const listener of this.listeners) listener(this.loaded);
-  }
-
-  private trimWindow(): void {
-    const excess = this.window.length - this.options.window_events_max;
-    if (excess <= 0) return;
-    this.window = this.window.slice(excess);
-    this.window_start += excess;
   }
 }

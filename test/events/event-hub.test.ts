@@ -35,8 +35,8 @@ function eventLog() {
   return { store, counts, append };
 }
 
-async function startedHub(store: LedgerStore, window_idle_ms: number) {
-  const hub = new EventHub(store, new TokenRegistry('TAB'), systemClock, pino({ level: 'silent' }), { ...DEFAULT_EVENT_HUB_OPTIONS, poll_interval_ms: 60_000, window_idle_ms });
+async function startedHub(store: LedgerStore, window_idle_ms: number, window_events_max = DEFAULT_EVENT_HUB_OPTIONS.window_events_max) {
+  const hub = new EventHub(store, new TokenRegistry('TAB'), systemClock, pino({ level: 'silent' }), { ...DEFAULT_EVENT_HUB_OPTIONS, poll_interval_ms: 60_000, window_idle_ms, window_events_max });
   await hub.start();
   return hub;
 }
@@ -121,6 +121,25 @@ describe('the event hub', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(counts.read_events).toBe(filled);
     expect(sequences(await hub.read(6, 100))).toEqual([7, 8]);
+    await hub.stop();
+  });
+
+  it('keeps only its newest window_events_max events: older cursors are read from the store, exactly', async () => {
+    const { store, counts, append } = eventLog();
+    const hub = await startedHub(store, 10_000, 4);
+    expect(await hub.read(0, 100)).toEqual([]); // a reader: the window fills from now on
+    for (let load = 1; load <= 5; load += 1) {
+      append(3);
+      hub.changed();
+      await settled(hub, load * 3);
+    }
+    const loaded = counts.read_events;
+    expect(sequences(await hub.read(11, 100))).toEqual([12, 13, 14, 15]);
+    expect(sequences(await hub.read(12, 2))).toEqual([13, 14]);
+    expect(counts.read_events).toBe(loaded); // 12..15 are the window's
+    expect(sequences(await hub.read(10, 2))).toEqual([11, 12]);
+    expect(counts.read_events).toBe(loaded + 1); // 11 is older than the window: from the store
+    expect(sequences(await hub.read(0, 3))).toEqual([1, 2, 3]);
     await hub.stop();
   });
 });
