@@ -162,4 +162,22 @@ describe(`the event stream (${testStoreKind()})`, () => {
     expect((await fetch(`${base}/api/events`, { headers: { authorization: `Bearer ${await ledger.token('someone-else')}` } })).status).toBe(200);
     for (const controller of streams) controller.abort();
   });
+
+  it('answers HEAD at once with the stream\'s headers and no body, without holding a stream\'s place', async () => {
+    const head = (path: string) => fetch(`${base}${path}`, { method: 'HEAD', headers: { authorization: `Bearer ${admin}` }, signal: AbortSignal.timeout(3000) });
+    // More HEADs than the caller may hold streams (3): none of them holds one.
+    for (let index = 0; index < 5; index += 1) {
+      const response = await head('/api/events?after=0');
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(response.headers.get('cache-control')).toBe('no-cache, no-transform');
+      expect(await response.text()).toBe('');
+    }
+    expect(((await ledger.metrics.exposition()).body)).toMatch(/^tabula_event_streams_open 0$/m);
+    // What a GET would refuse, HEAD refuses too (without the body).
+    expect((await head('/api/events?after=-1')).status).toBe(400);
+    expect((await fetch(`${base}/api/events`, { method: 'HEAD' })).status).toBe(401);
+    const messages = await collect(base, '/api/events?after=0', admin, 1);
+    expect(messages[0]?.event).toBe('block.sealed');
+  });
 });

@@ -97,6 +97,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { fee
     if (open_total >= limits.streams_max || (open_by_caller.get(caller) ?? 0) >= limits.streams_per_caller_max) {
       throw new OverloadedError('too_many_streams', 'too many event streams are open; close one or retry later', STREAMS_RETRY_AFTER_S);
     }
+    // HEAD: what a GET would answer, without its body. A stream would never send its headers (Node
+    // writes no body for HEAD, and the headers wait for one) and would hold a stream's place.
+    if (request.method === 'HEAD') return reply.code(200).headers(STREAM_HEADERS).send();
     open_total += 1;
     on_streams_open?.(open_total);
     open_by_caller.set(caller, (open_by_caller.get(caller) ?? 0) + 1);
@@ -159,6 +162,13 @@ function message(event: EncodedEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${event.json}\n\n`;
 }
 
+/** The headers of a stream's answer (and of a HEAD's). */
+const STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+} as const;
+
 /**
  * The last unfiltered chunk written: streams woken by the same advance read the same range, so they
  * write the same bytes, encoded once, rather than a copy each (a thousand streams held a thousand
@@ -191,9 +201,7 @@ async function stream(request: FastifyRequest, reply: FastifyReply, state: Strea
   response.removeHeader('transfer-encoding');
   response.writeHead(200, {
     ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    'x-accel-buffering': 'no',
+    ...STREAM_HEADERS,
     // A stream's connection is never reused: when the stream ends, so does the connection (and a
     // closing server is not kept waiting for it).
     connection: 'close',
