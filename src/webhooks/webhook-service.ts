@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../domain/shared/errors.js';
+import { isWellFormed } from '../domain/shared/canonical-json.js';
 import { parseUserId } from '../domain/user-id.js';
 import { sequenceOfEventId, type EncodedEvent, type EventFeed, type EventType } from '../events/event.js';
 import type { Clock } from '../service/clock.js';
@@ -50,7 +51,7 @@ export class WebhookService {
     const endpoint: WebhookEndpoint = {
       id: newEndpointId(now),
       url: this.checkUrl(input.url),
-      description: input.description ?? '',
+      description: checkDescription(input.description ?? ''),
       types: distinct(input.types ?? null),
       accounts: parseAccounts(input.accounts ?? null),
       secret: generateSecret(),
@@ -74,10 +75,14 @@ export class WebhookService {
   }
 
   list(after_id: string | null, limit: number): Promise<WebhookEndpoint[]> {
+    if (after_id !== null && !isEndpointId(after_id)) {
+      throw new InvalidRequestError('invalid_pagination', 'after must be the next_after of a previous page (an endpoint id)', 'after');
+    }
     return this.deps.store.listEndpoints(after_id, Math.min(limit, ENDPOINT_PAGE_LIMIT_MAX));
   }
 
   async get(id: string): Promise<WebhookEndpoint> {
+    if (!isEndpointId(id)) throw notFound(id);
     const endpoint = await this.deps.store.getEndpoint(id);
     if (endpoint === null) throw notFound(id);
     return endpoint;
@@ -86,7 +91,7 @@ export class WebhookService {
   async update(id: string, patch: EndpointPatch): Promise<WebhookEndpoint> {
     const changes: EndpointChanges = {};
     if (patch.url !== undefined) changes.url = this.checkUrl(patch.url);
-    if (patch.description !== undefined) changes.description = patch.description;
+    if (patch.description !== undefined) changes.description = checkDescription(patch.description);
     if (patch.types !== undefined) changes.types = distinct(patch.types);
     if (patch.accounts !== undefined) changes.accounts = parseAccounts(patch.accounts);
     if (patch.status === 'disabled') Object.assign(changes, { status: 'disabled', disabled_reason: 'disabled_by_admin' });
@@ -95,7 +100,7 @@ export class WebhookService {
   }
 
   async remove(id: string): Promise<void> {
-    if (!(await this.deps.store.deleteEndpoint(id))) throw notFound(id);
+    if (!isEndpointId(id) || !(await this.deps.store.deleteEndpoint(id))) throw notFound(id);
   }
 
   /** A new secret (returned here only); the one it replaces keeps signing, next to it, for 24 hours. */
@@ -145,6 +150,7 @@ export class WebhookService {
   }
 
   private async changed(id: string, changes: EndpointChanges): Promise<WebhookEndpoint> {
+    if (!isEndpointId(id)) throw notFound(id);
     const endpoint = await this.deps.store.updateEndpoint(id, changes);
     if (endpoint === null) throw notFound(id);
     this.deps.on_change();
@@ -172,6 +178,28 @@ export class WebhookService {
 /** `wh_` + the creation time (12 hex digits of ms, so ids sort by creation) + 8 random hex digits. */
 function newEndpointId(now_ms: number): string {
   return `wh_${now_ms.toString(16).padStart(12, '0')}${randomBytes(4).toString('hex')}`;
+}
+
+/** The form `newEndpointId` gives (the time takes 12 hex digits until the year 10889, at most 16 after). */
+const ENDPOINT_ID = /^wh_[0-9a-f]{20,24}$/;
+
+/**
+ * Whether `id` can name an endpoint. Anything else names none, and is not sent to the store: a NUL
+ * in it, say, is refused by PostgreSQL as an encoding error, not answered as "no such endpoint".
+ */
+function isEndpointId(id: string): boolean {
+  return ENDPOINT_ID.test(id);
+}
+
+/** Control characters (C0, DEL, C1) in a description, which is one line of text for people. */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** A description is stored and shown as given: it may not hold control characters or lone surrogates. */
+function checkDescription(description: string): string {
+  if (CONTROL_CHARACTER.test(description) || !isWellFormed(description)) {
+    throw new InvalidRequestError('validation_failed', 'description may not hold control characters or lone UTF-16 surrogates', 'description');
+  }
+  return description;
 }
 
 function notFound(id: string): NotFoundError {

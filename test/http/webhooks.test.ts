@@ -124,6 +124,38 @@ describe(`webhook endpoints (${testStoreKind()})`, () => {
     expect((await call('DELETE', '/api/webhooks/wh_nope')).body?.code).toBe('webhook_not_found');
   });
 
+  it('answers ids, cursors and descriptions no endpoint can have with 4xx on both stores, writing nothing', async () => {
+    const endpoint = await create({ url: 'https://hooks.example.com/nul', description: 'kept' });
+    const count = async () => ((await call('GET', '/api/webhooks?limit=100')).body?.webhooks as unknown[]).length;
+    const before = await count();
+    // A NUL reached PostgreSQL as an encoding error (500); an id of another form names no endpoint.
+    for (const id of ['a%00b', 'wh_%00', `${endpoint.id}%00`, endpoint.id.toUpperCase(), `${endpoint.id}0`.padEnd(40, '0')]) {
+      const routes: Array<['GET' | 'POST' | 'PATCH' | 'DELETE', string, unknown?]> = [
+        ['GET', `/api/webhooks/${id}`], ['PATCH', `/api/webhooks/${id}`, { status: 'active' }], ['DELETE', `/api/webhooks/${id}`],
+        ['POST', `/api/webhooks/${id}/rotate-secret`], ['GET', `/api/webhooks/${id}/deliveries`],
+        ['POST', `/api/webhooks/${id}/deliveries/evt_1_aaaaaaaaaaaa/retry`], ['POST', `/api/webhooks/${id}/replay?after=0`],
+      ];
+      for (const [method, url, body] of routes) {
+        const answer = await call(method, url, body);
+        expect(answer.status, `${method} ${url}`).toBe(404);
+        expect(answer.body?.code, `${method} ${url}`).toBe('webhook_not_found');
+      }
+    }
+    for (const after of ['%00', 'x', `${endpoint.id}%00`]) {
+      expect((await call('GET', `/api/webhooks?after=${after}`)).body?.code, after).toBe('invalid_pagination');
+    }
+    for (const description of ['a\u0000b', 'line\nbreak', 'tab\there', 'c1\u0085', 'lone \ud800']) {
+      const created = await call('POST', '/api/webhooks', { url: 'https://hooks.example.com/d', description });
+      expect(created.status, JSON.stringify(description)).toBe(400);
+      expect(created.body, JSON.stringify(description)).toMatchObject({ code: 'validation_failed', errors: [{ field: 'description' }] });
+      const changed = await call('PATCH', `/api/webhooks/${endpoint.id}`, { description });
+      expect(changed.body?.code, JSON.stringify(description)).toBe('validation_failed');
+    }
+    expect(await count()).toBe(before);
+    expect((await call('GET', `/api/webhooks/${endpoint.id}`)).body).toMatchObject({ description: 'kept' });
+    expect((await call('GET', `/api/webhooks?after=${endpoint.id}`)).status).toBe(200);
+  });
+
   it('changes, disables, re-enables, rotates the secret of, and deletes an endpoint', async () => {
     const endpoint = await create({ url: 'https://hooks.example.com/c' });
     const changed = await call('PATCH', `/api/webhooks/${endpoint.id}`, { types: ['block.sealed'], accounts: null, description: 'blocks' });
