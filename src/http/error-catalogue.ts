@@ -9,7 +9,7 @@ export type ErrorEntry = { status: number; description: string };
 
 export const ERROR_CATALOGUE = {
   validation_failed: { status: 400, description: 'The request does not match the schema; `errors` lists each field.' },
-  malformed_json: { status: 400, description: 'The body is not valid JSON (or carries a forbidden `__proto__`/`constructor` key).' },
+  malformed_json: { status: 400, description: 'The body is not valid UTF-8 JSON (or carries a forbidden `__proto__`/`constructor` key).' },
   number_not_exact: { status: 400, description: 'A number of the body (outside `amount`) has more digits than a JSON number (a double) holds, so it would be rounded: send it as a string.' },
   invalid_amount: { status: 400, description: '`amount` is not a finite number or a decimal string.' },
   amount_not_positive: { status: 400, description: '`amount` is zero or negative.' },
@@ -32,7 +32,7 @@ export const ERROR_CATALOGUE = {
   invalid_history_size: { status: 400, description: '`size`, `from` or `to` is not an integer ≥ 1, or `from` exceeds `to`.' },
   block_not_in_history: { status: 400, description: 'The block is not in the history of this size: its number must be below `size`.' },
   invalid_url: { status: 400, description: 'The path holds a malformed percent-encoding.' },
-  malformed_request: { status: 400, description: 'The HTTP request itself is malformed (e.g. a bad Content-Length); the connection is closed.' },
+  malformed_request: { status: 400, description: 'The HTTP request itself is malformed (e.g. a bad Content-Length, or HTTP/1.1 without a Host header); the connection is closed.' },
   invalid_pagination: { status: 400, description: '`limit` is not an integer 1..100, `offset` not an integer ≥ 0, or `cursor` not a `next_cursor` this service returned.' },
   invalid_proof_flag: { status: 400, description: '`proof` (of `GET /api/balance/{userId}`) is neither `true` nor `false`.' },
   invalid_event_cursor: { status: 400, description: '`after` is not an integer ≥ 0, or `Last-Event-ID` is not an event id of the form `evt_<sequence>_<12 hex digits>`.' },
@@ -55,7 +55,8 @@ export const ERROR_CATALOGUE = {
   cursor_expired: { status: 410, description: 'The event after the cursor is older than the retention (`EVENTS_RETENTION_S`): resume from a newer cursor, or from the head with no cursor.' },
   payload_too_large: { status: 413, description: 'The body is larger than 64 KiB (1 MiB for a batch).' },
   uri_too_long: { status: 414, description: 'A path parameter is longer than 1024 characters.' },
-  unsupported_media_type: { status: 415, description: 'A body was sent without `Content-Type: application/json`, or declared in a charset other than UTF-8.' },
+  unsupported_media_type: { status: 415, description: 'A body was sent without `Content-Type: application/json`, declared in a charset other than UTF-8, or with a `Content-Encoding` (bodies are read as sent).' },
+  expectation_failed: { status: 417, description: 'The request carries an `Expect` header other than `100-continue`; the connection is closed.' },
   idempotency_key_reused: { status: 422, description: 'The `Idempotency-Key` was used before with a different body.' },
   headers_too_large: { status: 431, description: 'The request headers exceed 16 KiB; the connection is closed.' },
   rate_limited: { status: 429, description: 'The caller made more requests than the rate limit allows; see `Retry-After`.' },

@@ -1,5 +1,5 @@
 /** Typed errors from inside → problem+json at the edge (Hono style). The only place that picks statuses. */
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { BudgetExceededError, ConflictError, ForbiddenError, GoneError, InvalidRequestError, NotFoundError, OverloadedError, type FieldError } from '../domain/shared/errors.js';
@@ -95,7 +95,36 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex)
   const code: ErrorCode = error.code === 'HPE_HEADER_OVERFLOW'
     ? 'headers_too_large'
     : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : 'malformed_request';
-  const body = JSON.stringify(problem(code, ERROR_DETAILS[code] ?? 'the request could not be read'));
+  answerOnSocket(socket, code, ERROR_DETAILS[code] ?? 'the request could not be read');
+}
+
+/** The longest part of a request's target repeated in an answer's detail. */
+const TARGET_SHOWN_MAX = 200;
+
+/**
+ * `CONNECT`: Node hands the socket over instead of routing the request (without a listener it closes
+ * the connection with no answer at all). No route of ours tunnels, so it gets the unknown route's answer.
+ */
+export function connectHandler(request: IncomingMessage, socket: Duplex): void {
+  answerOnSocket(socket, 'route_not_found', `no route for CONNECT ${(request.url ?? '').slice(0, TARGET_SHOWN_MAX)}`);
+}
+
+/**
+ * An `Expect` other than `100-continue` (which Node answers itself): without a listener Node answers
+ * 417 with no body. The body that may follow is not read, so the connection is closed after the answer.
+ */
+export function expectationHandler(request: IncomingMessage, response: ServerResponse): void {
+  const expectation = String(request.headers.expect ?? '').slice(0, TARGET_SHOWN_MAX);
+  const body = JSON.stringify(problem('expectation_failed', `Expect: ${expectation} is not supported; only 100-continue is`));
+  response.writeHead(ERROR_CATALOGUE.expectation_failed.status, {
+    'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'x-content-type-options': 'nosniff', connection: 'close',
+  });
+  response.end(body);
+}
+
+/** Writes a problem+json answer straight onto a connection that has no request to route, then closes it. */
+function answerOnSocket(socket: Duplex, code: ErrorCode, detail: string): void {
+  const body = JSON.stringify(problem(code, detail));
   if (socket.writable) {
     const status = ERROR_CATALOGUE[code].status;
     socket.write(

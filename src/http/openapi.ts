@@ -36,7 +36,7 @@ export const API_ERROR_CODES: readonly ErrorCode[] = [
 export const PATH_PARAMETER_ERROR_CODES: readonly ErrorCode[] = ['invalid_url', 'uri_too_long'];
 
 /** Answered for no route in particular (no route matched, or the HTTP request itself was bad): described once, in `info`. */
-export const CONNECTION_ERROR_CODES: readonly ErrorCode[] = ['route_not_found', 'malformed_request', 'request_timeout', 'headers_too_large'];
+export const CONNECTION_ERROR_CODES: readonly ErrorCode[] = ['route_not_found', 'malformed_request', 'request_timeout', 'expectation_failed', 'headers_too_large'];
 
 /** `security` of an `/api` operation: a bearer token, plus `X-API-Key` when the service has API keys. */
 export const API_SECURITY: { [scheme: string]: string[] }[] = [{ bearer_token: [], api_key: [] }, { bearer_token: [] }];

@@ -2,6 +2,7 @@
  * The HTTP server: Fastify with TypeBox schemas. `buildServer` takes everything it needs (no module
  * state), so tests build one with their own store, clock and keys and drive it with `app.inject()`.
  */
+import { isUtf8 } from 'node:buffer';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -14,7 +15,7 @@ import type { Clock } from '../service/clock.js';
 import type { LedgerService } from '../service/ledger-service.js';
 import type { TokenVerifier } from '../auth/token-verifier.js';
 import { NO_DEPRECATIONS, routedUrl, setVersionHeaders, type DeprecationTable } from './api-version.js';
-import { clientErrorHandler, sendProblem } from './error-mapping.js';
+import { clientErrorHandler, connectHandler, expectationHandler, sendProblem } from './error-mapping.js';
 import { keepNumbersExact, mayHoldInexactNumber } from './json-body.js';
 import { registerOpenApi } from './openapi.js';
 import { HttpProblem } from './problem.js';
@@ -161,7 +162,8 @@ function baseServer(logger: Logger, trust_proxy: readonly string[] = [], limits:
     routerOptions: { maxParamLength: PARAMETER_LENGTH_MAX },
     requestTimeout: limits.request_timeout_ms,
     keepAliveTimeout: limits.keep_alive_timeout_ms,
-    http: { headersTimeout: limits.headers_timeout_ms, connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS },
+    // A request without Host reaches the hooks (which refuse it as problem+json) instead of Node's bare 400.
+    http: { headersTimeout: limits.headers_timeout_ms, connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS, requireHostHeader: false },
     // `/api/v1/...` is served by the route of `/api/...` (see api-version.ts).
     rewriteUrl: (request) => routedUrl(request.url ?? '/'),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
@@ -172,11 +174,20 @@ function baseServer(logger: Logger, trust_proxy: readonly string[] = [], limits:
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.maxConnections = limits.connections_max;
+  // What Node answers by itself otherwise, without a body (an unmet Expect) or not at all (CONNECT).
+  app.server.on('checkExpectation', expectationHandler);
+  app.server.on('connect', connectHandler);
 
   app.setErrorHandler((error, request, reply) => sendProblem(request, reply, error));
   // No answer of ours is to be sniffed into another type (a JSON body rendered as HTML, say).
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-content-type-options', 'nosniff');
+    // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own check answers a bare 400, so it is made here.
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      reply.header('connection', 'close');
+      done(new HttpProblem('malformed_request', 'an HTTP/1.1 request must carry a Host header'));
+      return;
+    }
     done();
   });
   // Bodies are JSON only: without this, Fastify's built-in text/plain parser hands a string to the
@@ -186,8 +197,15 @@ function baseServer(logger: Logger, trust_proxy: readonly string[] = [], limits:
   // rounded, read again losslessly so that no number is silently changed (see json-body.ts).
   const secure_json = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = String(body);
+  // Read as bytes and decoded here: a string read replaces a byte that is not UTF-8 with U+FFFD, so
+  // `"to":"bob\xff"` would credit "bob\uFFFD", an account the client never named.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    if (!isUtf8(bytes)) {
+      done(new HttpProblem('malformed_json', 'the body is not valid UTF-8'), undefined);
+      return;
+    }
+    const text = bytes.toString('utf8');
     secure_json(request, text, (error, parsed) => {
       if (error !== null || !mayHoldInexactNumber(text)) {
         done(error, parsed);
@@ -200,11 +218,18 @@ function baseServer(logger: Logger, trust_proxy: readonly string[] = [], limits:
       }
     });
   });
-  // JSON is read as UTF-8 (RFC 8259): a body declared in another charset would be misread, so refuse it.
+  // JSON is read as UTF-8 (RFC 8259) and as sent: a body declared in another charset, or compressed,
+  // would be misread, so refuse it.
   app.addHook('preParsing', (request, _reply, payload, done) => {
     const charset = declaredCharset(request.headers['content-type']);
     if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
       done(new HttpProblem('unsupported_media_type', `bodies are read as UTF-8 JSON; charset=${charset} is not accepted`), payload);
+      return;
+    }
+    const encoding = request.headers['content-encoding'];
+    const has_body = request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
+    if (has_body && encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      done(new HttpProblem('unsupported_media_type', `bodies are read as sent; Content-Encoding ${encoding} is not accepted`), payload);
       return;
     }
     done(null, payload);

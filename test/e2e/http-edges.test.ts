@@ -97,6 +97,28 @@ describe('e2e: error answers at the HTTP edge are problem+json', () => {
     expectProblem(fromRaw(response), 400, 'malformed_request');
   });
 
+  it('answers what Node would answer bare or not at all with problem+json: no Host, an unmet Expect, CONNECT', async () => {
+    // A caller of its own: the rate limit test below counts edge-alice's requests.
+    const token = await env.idp.token('edge-carol');
+    // HTTP/1.1 without Host: Node's own check answered 400 with an empty body.
+    const no_host = await raw(`GET /api/stats HTTP/1.1\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    expectProblem(fromRaw(no_host), 400, 'malformed_request');
+    expect(no_host?.headers.get('connection')).toBe('close');
+    // HTTP/1.0 needs none.
+    expect((await raw(`GET /api/stats HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`))?.status).toBe(200);
+    // An Expect other than 100-continue: Node answered 417 with no body and no type.
+    const body = '{"from":"edge-carol","to":"bob","amount":1,"token":"TAB","type":"transfer"}';
+    const expectation = await raw(`POST /api/transactions/submit HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: foo\r\n\r\n${body}`);
+    expectProblem(fromRaw(expectation), 417, 'expectation_failed');
+    expect(expectation?.headers.get('connection')).toBe('close');
+    // CONNECT: Node closed the connection without an answer.
+    expectProblem(fromRaw(await raw('CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n')), 404, 'route_not_found');
+    // Nothing of these was accepted.
+    const carol = await env.as('edge-carol');
+    expect((await carol.get('/api/accounts/edge-carol/transactions')).body).toMatchObject({ transactions: [] });
+  });
+
   it('limits each caller with 429, Retry-After and RateLimit headers (problem+json), others unaffected', async () => {
     const limited = await env.as('edge-limited');
     const statuses: number[] = [];

@@ -189,6 +189,31 @@ describe('transactions', () => {
       }
       expect(await ledger.store.pendingCount()).toBe(3);
     });
+    it('a body that is not valid UTF-8: 400 malformed_json, never read with the byte replaced', async () => {
+      const json = { 'content-type': 'application/json' };
+      // "bob\xff" was read as "bob\uFFFD" and credited to that account.
+      const to_bad_byte = Buffer.concat([Buffer.from('{"from":"alice","to":"bob'), Buffer.from([0xff]), Buffer.from('","amount":1,"token":"TAB","type":"transfer"}')]);
+      const metadata_bad_bytes = Buffer.concat([Buffer.from('{"from":"alice","to":"bob","amount":1,"token":"TAB","type":"transfer","metadata":{"note":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')]);
+      // An overlong encoding of "/" and an encoded surrogate: neither is UTF-8.
+      const overlong = Buffer.concat([Buffer.from('{"from":"alice","to":"bob'), Buffer.from([0xc0, 0xaf]), Buffer.from('","amount":1,"token":"TAB","type":"transfer"}')]);
+      const surrogate = Buffer.concat([Buffer.from('{"from":"alice","to":"bob'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('","amount":1,"token":"TAB","type":"transfer"}')]);
+      for (const body of [to_bad_byte, metadata_bad_bytes, overlong, surrogate]) {
+        expectProblem(await alice.post(SUBMIT, body, undefined, json), 400, 'malformed_json');
+        expectProblem(await alice.post('/api/transactions/batch', Buffer.concat([Buffer.from('{"transactions":['), body, Buffer.from(']}')]), undefined, json), 400, 'malformed_json');
+      }
+      expect(await ledger.store.pendingCount()).toBe(0);
+      // Multi-byte UTF-8 is read as written.
+      const accepted = await alice.post(SUBMIT, Buffer.from(JSON.stringify({ ...base, metadata: { note: 'café ✓ 𝄞' } }), 'utf8'), undefined, json);
+      expect(accepted.status).toBe(202);
+      expect(await ledger.store.pendingCount()).toBe(1);
+    });
+    it('a body with a Content-Encoding: 415, it is read as sent', async () => {
+      for (const encoding of ['gzip', 'deflate', 'br', 'identity, gzip']) {
+        expectProblem(await alice.post(SUBMIT, JSON.stringify(base), undefined, { 'content-type': 'application/json', 'content-encoding': encoding }), 415, 'unsupported_media_type');
+      }
+      expect(await ledger.store.pendingCount()).toBe(0);
+      expect((await alice.post(SUBMIT, JSON.stringify(base), undefined, { 'content-type': 'application/json', 'content-encoding': 'identity' })).status).toBe(202);
+    });
     it('a body over 64 KiB: 413', async () => {
       const call = await alice.post(SUBMIT, { ...base, metadata: { pad: 'x'.repeat(70 * 1024) } });
       expectProblem(call, 413, 'payload_too_large');

@@ -13,7 +13,7 @@ export const ERROR_CODES = [
   'not_account_owner', 'transaction_not_found', 'transaction_not_sealed', 'block_not_found',
   'webhook_not_found', 'event_not_found', 'route_not_found', 'request_timeout', 'too_many_webhooks',
   'cursor_expired', 'payload_too_large', 'uri_too_long', 'unsupported_media_type', 'idempotency_key_reused',
-  'headers_too_large', 'rate_limited', 'failure_budget_exceeded', 'internal_error', 'service_overloaded', 'pending_backlog_full', 'storage_unavailable',
+  'expectation_failed', 'headers_too_large', 'rate_limited', 'failure_budget_exceeded', 'internal_error', 'service_overloaded', 'pending_backlog_full', 'storage_unavailable',
   'too_many_streams', 'identity_provider_unavailable', 'not_ready', 'invalid_history_size', 'block_not_in_history',
   'history_size_not_reached', 'system_account', 'invalid_swap_account', 'invalid_price_interval', 'market_unavailable',
 ] as const;
