@@ -39,7 +39,7 @@ export const ERROR_CATALOGUE = {
   invalid_event_filter: { status: 400, description: '`types` names an unknown event type, or `account` is not a valid user id.' },
   webhook_url_refused: { status: 400, description: 'A webhook `url` is not an absolute http(s) URL without credentials, or names a private, loopback, link-local, unique-local or unspecified address that `WEBHOOK_ALLOWED_HOSTS` does not allow.' },
   missing_token: { status: 401, description: 'No `Authorization: Bearer` token was sent.' },
-  invalid_token: { status: 401, description: 'The token is malformed, expired, not yet valid, for another issuer or audience, or not signed by a trusted key.' },
+  invalid_token: { status: 401, description: 'The token is malformed, expired, not yet valid, for another issuer or audience, not signed by a trusted key, or its subject holds control characters.' },
   invalid_api_key: { status: 401, description: 'API keys are configured and `X-API-Key` is missing or not one of them.' },
   admin_required: { status: 403, description: 'Only an admin may submit a mint or a burn, or manage webhooks.' },
   not_account_owner: { status: 403, description: "A non-admin may only transfer from its own account (the token's `sub`)." },

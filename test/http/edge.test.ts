@@ -50,6 +50,23 @@ describe('authentication, rate limits and the edge', () => {
     expect((await client.get('/api/stats', await sign({ exp: now + 600, nbf: now + 10 }))).status).toBe(200);
   });
 
+  it('401 for a subject no account can be named with (control characters, lone surrogates), even for an admin', async () => {
+    ledger = await startTestTabula();
+    const key = new TextEncoder().encode(TEST_SECRET);
+    const now = Math.floor(Date.now() / 1000);
+    const client = clientFor(ledger, '');
+    const admin = await ledger.token('treasury', { admin: true });
+    await clientFor(ledger, admin).post('/api/transactions/submit', { from: 'treasury', to: 'alice', amount: 5, token: 'TAB', type: 'mint' });
+    for (const subject of ['ad\u0000min', 'tab\tbed', 'line\nbreak', 'c1\u0085', 'lone\ud800']) {
+      const token = await new SignJWT({ scope: ledger.config.admin_scope }).setProtectedHeader({ alg: 'HS256' }).setSubject(subject).setExpirationTime(now + 600).sign(key);
+      expectProblem(await client.get('/api/stats', token), 401, 'invalid_token');
+      // On PostgreSQL a keyed submission stored the NUL as the key's caller: a 500.
+      const call = await client.post('/api/transactions/submit', { from: 'alice', to: 'bob', amount: 1, token: 'TAB', type: 'transfer' }, token, { 'idempotency-key': 'k-1' });
+      expectProblem(call, 401, 'invalid_token');
+    }
+    expect(await ledger.store.pendingCount()).toBe(1);
+  });
+
   it('API keys: 401 invalid_api_key without the right X-API-Key', async () => {
     ledger = await startTestTabula({ API_KEYS: 'key-one-0123456789,key-two-0123456789' });
     const client = clientFor(ledger, await ledger.token('alice'));
