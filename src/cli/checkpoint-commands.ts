@@ -20,9 +20,21 @@ function stringValue(context: Context, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** The base64 of 32 bytes (44 characters with its padding, 43 without; standard or URL-safe alphabet). */
+const PUBLIC_KEY = /^[A-Za-z0-9+/_-]{43}=?$/;
+
+/** `--public-key`, checked before anything is sent: a key of another form is bad usage (exit 2). */
+function publicKeyOption(context: Context): string | undefined {
+  const value = stringValue(context, 'public-key');
+  if (value !== undefined && !PUBLIC_KEY.test(value.trim())) {
+    throw new UsageError('--public-key must be the base64 of a raw 32-byte Ed25519 public key (as GET /.well-known/tabula-checkpoint-key gives it)');
+  }
+  return value?.trim();
+}
+
 /** The key to trust: --public-key, else the service's own (trust on first use: compare its key_id out of band). */
 async function trustedKey(context: Context, client: TabulaClient): Promise<string> {
-  return stringValue(context, 'public-key') ?? (await client.getCheckpointKey()).public_key;
+  return publicKeyOption(context) ?? (await client.getCheckpointKey()).public_key;
 }
 
 function readStored(file: string): StoredCheckpoint {
@@ -74,7 +86,7 @@ export function checkpointCommand(context: Context, make: ClientMaker): Promise<
 export function verifySinceCommand(context: Context, make: ClientMaker, file: string): Promise<number> {
   const stored = readStored(file);
   return guarded(context.out, async () => {
-    const client = make(null, { publicKey: stringValue(context, 'public-key') ?? stored.public_key, checkpoint: stored.checkpoint });
+    const client = make(null, { publicKey: publicKeyOption(context) ?? stored.public_key, checkpoint: stored.checkpoint });
     const latest = await client.advanceCheckpoint();
     const result = { verified: true, from: stored.checkpoint.size, to: latest.size, history_root: latest.history_root, key_id: latest.key_id };
     print(context.out, result, () => `verified: history ${latest.size} extends the stored history ${stored.checkpoint.size} (${describe(latest)})\n`);
@@ -88,7 +100,7 @@ export function verifySinceCommand(context: Context, make: ClientMaker, file: st
 export function witnessCommand(context: Context, make: ClientMaker, peers: readonly string[]): Promise<number> {
   if (peers.length < 2) throw new UsageError('witness needs at least two --peers');
   return guarded(context.out, async () => {
-    const public_key = stringValue(context, 'public-key') ?? (await make(peers[0] as string).getCheckpointKey()).public_key;
+    const public_key = publicKeyOption(context) ?? (await make(peers[0] as string).getCheckpointKey()).public_key;
     const seen: Array<{ url: string; checkpoint: SignedCheckpoint }> = [];
     for (const url of peers) seen.push({ url, checkpoint: await make(url, { publicKey: public_key }).advanceCheckpoint() });
     const ordered = [...seen].sort((a, b) => a.checkpoint.size - b.checkpoint.size);

@@ -1,6 +1,7 @@
 /** The CLI's API commands: submit, tx, balance, history, blocks, block, stats (each one SDK call or two); swap and price are in market-commands.ts. */
 import type { AccountTransactionsPage, Balance, Block, BlockPage, JsonValue, Stats, TabulaClient, Transaction, TransactionType } from '@tabula/client';
 import { UsageError } from './cli-config.js';
+import { transactionHashArgument } from './command-line.js';
 import { apiRecord, lines, print, when, type Output } from './output.js';
 
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -93,7 +94,7 @@ export async function submitCommand(context: Context): Promise<Transaction | nul
 }
 
 export async function transactionCommand(context: Context): Promise<void> {
-  const hash = onePositional(context, 'transaction hash');
+  const hash = transactionHashArgument(onePositional(context, 'transaction hash'));
   if (context.values.proof === true) {
     const proof = await context.client.getProof(hash);
     print(context.out, proof, () => lines([

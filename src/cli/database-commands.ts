@@ -5,7 +5,6 @@
  * SQLite file; a plain file path is taken as an SQLite file. Loaded only when one of them runs.
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { AuditReader } from '../audit/audit-reader.js';
 import { auditLedger, type AuditSummary } from '../audit/ledger-audit.js';
 import { ConfigError, DATABASE_URL_DEFAULT, parseDatabaseUrl, type DatabaseConfig } from '../config.js';
@@ -13,6 +12,7 @@ import { PostgresAuditReader } from '../store/postgres/postgres-audit-reader.js'
 import { backupSqlite, BackupRefused } from '../store/sqlite/sqlite-backup.js';
 import { SqliteAuditReader } from '../store/sqlite/sqlite-audit-reader.js';
 import { UsageError, type Environment } from './cli-config.js';
+import { parseCommandLine } from './command-line.js';
 import { print, type Output } from './output.js';
 import { ProgressBar } from './progress-bar.js';
 import { reportFailure } from './verify-command.js';
@@ -29,7 +29,7 @@ const OPTIONS = {
 } as const;
 
 export async function runDatabaseCommand(command: (typeof DATABASE_COMMANDS)[number], args: string[], io: DatabaseCommandIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: OPTIONS[command], allowPositionals: true, strict: true });
+  const { values, positionals } = parseCommandLine(args, OPTIONS[command]);
   const database = databaseOf(values['database-url'], io.env);
   const out: Output = { json: values.json === true, stdout: io.stdout, stderr: io.stderr };
   if (command === 'backup') return backupCommand(database, positionals, out);

@@ -5,9 +5,10 @@
  * talks to a service over HTTP through the SDK (@tabula/client).
  * Exit status: 0 done, 1 the service or the network failed, 2 bad usage, 3 a verification failed.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import { ApiError, TabulaClient, TabulaError } from '@tabula/client';
 import { clientSettings, readEnvironment, URL_DEFAULT, UsageError, type Environment } from './cli-config.js';
+import { parseCommandLine } from './command-line.js';
 import { balanceCommand, blockCommand, blocksCommand, historyCommand, statsCommand, submitCommand, transactionCommand, type Context } from './commands.js';
 import type { Output } from './output.js';
 import { verifyCommand } from './verify-command.js';
@@ -130,7 +131,7 @@ export async function runCli(argv: string[], io: Io): Promise<number | null> {
 // The service's modules (Fastify, SQLite, jose) load only for the commands that need them, so the
 // client commands start fast.
 async function serve(args: string[], env: Environment): Promise<null> {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' }, host: { type: 'string' } }, strict: true });
+  const { values } = parseCommandLine(args, { port: { type: 'string' }, host: { type: 'string' } }, false);
   const overrides = { ...(values.port === undefined ? {} : { PORT: values.port }), ...(values.host === undefined ? {} : { HOST: values.host }) };
   const [{ loadConfig }, { runService }] = await Promise.all([import('../config.js'), import('../run-service.js')]);
   runService(() => loadConfig({ ...env, ...overrides }, { stdout_terminal: process.stdout.isTTY === true }));
@@ -151,7 +152,7 @@ async function databaseCommand(command: 'backup' | 'audit', args: string[], io: 
 async function clientCommand(command: string, args: string[], io: Io): Promise<number> {
   const options = COMMAND_OPTIONS[command];
   if (options === undefined) throw new UsageError(`unknown command "${command}"; see tabula --help`);
-  const { values, positionals } = parseArgs({ args, options: { ...CLIENT_OPTIONS, ...options }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseCommandLine(args, { ...CLIENT_OPTIONS, ...options });
   const settings = clientSettings({ url: text(values.url), token: text(values.jwt), 'api-key': text(values['api-key']), 'timeout-ms': text(values['timeout-ms']) }, io.env);
   const make: ClientMaker = (url, trust) => new TabulaClient({
     baseUrl: url ?? settings.url,

@@ -13,6 +13,7 @@ import { toHashHex } from '../domain/shared/hex.js';
 import { merkleRoot } from '../domain/shared/merkle.js';
 import type { Context } from './commands.js';
 import { UsageError } from './cli-config.js';
+import { transactionHashArgument } from './command-line.js';
 import { print, type Output } from './output.js';
 import { ProgressBar } from './progress-bar.js';
 
@@ -30,7 +31,7 @@ export async function verifyCommand(context: Context): Promise<number> {
   try {
     const [tx_hash] = context.positionals;
     if (typeof context.values.balance === 'string') await verifyBalance(context, context.values.balance);
-    else if (tx_hash !== undefined) await verifyTransaction(context, tx_hash);
+    else if (tx_hash !== undefined) await verifyTransaction(context, transactionHashArgument(tx_hash));
     else await verifyChain(context);
     return 0;
   } catch (error) {

@@ -33,7 +33,7 @@ describe('tabula CLI', () => {
     const user = ok(await tabula(['token', 'alice', '--ttl', '60'], service_env)).stdout.trim();
     expect(user.split('.')).toHaveLength(3);
     expect(ok(await tabula(['balance', 'alice', '--jwt', user], { TABULA_URL: server.url, TABULA_API_KEY: API_KEY })).stdout).toContain('user       alice');
-    expect((await tabula(['token'], service_env)).status).toBe(1);
+    expect((await tabula(['token'], service_env)).status).toBe(2); // bad usage, as --help says
   });
 
   it('submit --wait prints the confirmed transaction; --json keeps the amount exact', async () => {
@@ -126,12 +126,22 @@ describe('tabula CLI', () => {
     expect(precise.stderr).toContain('error 400 amount_too_precise');
     expect(precise.stderr).toContain('amount: ');
     expect((await tabula(['tx', `0x${'ab'.repeat(32)}`], env)).stderr).toContain('error 404 transaction_not_found');
-    for (const args of [['submit', '--from', 'a'], ['frobnicate'], ['stats', '--no-such-flag'], ['block', 'x'], ['verify', '--from', '3', '--to', '1']]) {
+    const usage = [
+      ['submit', '--from', 'a'], ['frobnicate'], ['stats', '--no-such-flag'], ['block', 'x'], ['verify', '--from', '3', '--to', '1'],
+      // Caught before anything is sent: bad hashes and keys, a bad token request.
+      ['tx', '0x123'], ['verify', '0xzz'], ['checkpoint', '--public-key', 'notbase64'],
+      ['token'], ['token', 'a b'], ['token', 'alice', '--ttl', 'abc'], ['token', 'alice', '--admin', 'extra'],
+      // An option given twice is refused rather than the last one taken.
+      ['submit', '--from', 'treasury', '--to', 'twice', '--amount', '1', '--token', 'TAB', '--type', 'mint', '--amount', '2'],
+      ['token', 'alice', '--ttl', '60', '--ttl', '120'], ['audit', '--json', '--json'],
+    ];
+    for (const args of usage) {
       const run = await tabula(args, env);
       expect(run.status, args.join(' ')).toBe(2);
       expect(run.stderr).toContain('see tabula --help');
     }
     expect(ok(await tabula(['--help'], {})).stdout).toContain('tabula verify');
+    expect(ok(await tabula(['history', 'twice'], env)).stdout).toBe('no transactions of twice\n');
   });
 
   it('verify walks the chain from genesis; the progress bar goes to stderr with --progress only', async () => {
