@@ -5,10 +5,9 @@ import { InvalidRequestError } from './errors.js';
 export const UNITS_MAX = 9_223_372_036_854_775_807n;
 
 /**
- * Doubles carry 15 significant decimal digits exactly. A JSON number with more may not be what the
- * client wrote, so such amounts must be sent as decimal strings (no silent rounding).
+ * Decimal digits a JSON number (a double) carries exactly, whatever they are. A JSON number with more
+ * may not be what the client wrote, so such amounts must be sent as decimal strings (no silent rounding).
  */
-/** Decimal digits a JSON number (a double) carries exactly, whatever they are. */
 export const NUMBER_SIGNIFICANT_DIGITS_MAX = 15;
 const DECIMAL_TEXT_LENGTH_MAX = 64;
 const DECIMAL_PATTERN = /^([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]{1,4}))?$/;
@@ -58,7 +57,8 @@ function amountText(value: unknown, field: string): string {
     if (value.length === 0 || value.length > DECIMAL_TEXT_LENGTH_MAX) {
       throw new InvalidRequestError('invalid_amount', `${field} must be a decimal string of 1 to ${DECIMAL_TEXT_LENGTH_MAX} characters`, field);
     }
-    if (value.startsWith('-')) {
+    // A negative decimal ("-1") is not positive; "--1" or "-abc" is no number at all (invalid_amount, below).
+    if (value.startsWith('-') && DECIMAL_PATTERN.test(value.slice(1))) {
       throw new InvalidRequestError('amount_not_positive', `${field} must be greater than zero`, field);
     }
     return value;

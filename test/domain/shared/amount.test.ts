@@ -137,6 +137,9 @@ describe('parseAmount: values that are not amounts', () => {
     ['an exponent without digits', '1e'],
     ['an exponent of five digits', '1e10000'],
     ['text longer than 64 characters', `1.${'0'.repeat(63)}`],
+    ['two minus signs', '--1'],
+    ['a minus sign before a word', '-abc'],
+    ['a minus sign alone', '-'],
   ])('%s is invalid_amount', (_label, value) => {
     expect(codeOf(value, NATIVE)).toBe('invalid_amount');
   });
