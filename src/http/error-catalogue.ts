@@ -33,7 +33,7 @@ export const ERROR_CATALOGUE = {
   block_not_in_history: { status: 400, description: 'The block is not in the history of this size: its number must be below `size`.' },
   invalid_url: { status: 400, description: 'The path holds a malformed percent-encoding.' },
   malformed_request: { status: 400, description: 'The HTTP request itself is malformed (e.g. a bad Content-Length, or HTTP/1.1 without a Host header); the connection is closed.' },
-  invalid_pagination: { status: 400, description: '`limit` is not an integer 1..100, `offset` not an integer ≥ 0, or `cursor` not a `next_cursor` this service returned.' },
+  invalid_pagination: { status: 400, description: '`limit` is not an integer 1..100, `offset` not an integer ≥ 0 of at most 15 digits, or `cursor` not a `next_cursor` this service returned.' },
   invalid_proof_flag: { status: 400, description: '`proof` (of `GET /api/balance/{userId}`) is neither `true` nor `false`.' },
   invalid_event_cursor: { status: 400, description: '`after` is not an integer ≥ 0, or `Last-Event-ID` is not an event id of the form `evt_<sequence>_<12 hex digits>`.' },
   invalid_event_filter: { status: 400, description: '`types` names an unknown event type, or `account` is not a valid user id.' },
