@@ -1,7 +1,7 @@
 /**
  * Which addresses a webhook may be sent to. Private, loopback, link-local, unique-local, shared
  * (CGNAT), multicast, reserved and unspecified addresses — IPv4 and IPv6, including IPv4 carried in
- * IPv6 (mapped, compatible, NAT64, 6to4) — are refused unless WEBHOOK_ALLOWED_HOSTS names the host or
+ * IPv6 (mapped, translated, compatible, NAT64, 6to4; local-use NAT64 and Teredo wholesale) — are refused unless WEBHOOK_ALLOWED_HOSTS names the host or
  * the address. The check is made on every address a name resolves to, and the connection is then made
  * to the checked address itself (see webhook-sender.ts), so a name that resolves differently the
  * second time (DNS rebinding) cannot reach what the check refused.
@@ -26,6 +26,9 @@ const IPV4_REFUSED: ReadonlyArray<[string, number]> = [
 ];
 const IPV6_REFUSED: ReadonlyArray<[string, number]> = [
   ['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
+  // Local-use NAT64 (RFC 8215: the IPv4 address sits where the operator's prefix length puts it) and
+  // Teredo (the client's IPv4 address obfuscated): neither is a public destination of its own.
+  ['64:ff9b:1::', 48], ['2001::', 32],
 ];
 /** Resolved addresses looked at per name at the most. */
 const ADDRESSES_MAX = 32;
@@ -56,12 +59,16 @@ function ipv4Of(high: number, low: number): string {
   return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
 }
 
-/** The IPv4 address an IPv6 address carries (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16), or null. */
+/**
+ * The IPv4 address an IPv6 address carries (mapped ::ffff:a.b.c.d, translated ::ffff:0:a.b.c.d, NAT64
+ * 64:ff9b::/96, 6to4 2002::/16), or null.
+ */
 export function embeddedIpv4(address: string): string | null {
   const groups = ipv6Groups(address);
   if (groups === null) return null;
   const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [number, number, number, number, number, number, number, number];
   if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0xffff) return ipv4Of(g6, g7);
+  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0xffff && g5 === 0) return ipv4Of(g6, g7);
   if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return ipv4Of(g6, g7);
   if (g0 === 0x2002) return ipv4Of(g1, g2);
   return null;
