@@ -1,14 +1,16 @@
 /**
- * The deliverer: sends the event log to every active endpoint, at least once and in sequence order
- * per endpoint. Every poll (and whenever the log grows) it leases the endpoints that are due and
- * runs one worker per leased endpoint, at most `concurrency_max` at once, so a slow endpoint only
- * holds its own worker. A worker reads the log after the endpoint's cursor, passes over events its
- * filters leave out, and sends the next one; the cursor moves only once the receiver answered 2xx, so
- * a crash at any point re-sends (never skips) an event. A failure schedules the next attempt with
- * jittered exponential backoff and gives the lease up; failures lasting longer than the retry period
- * disable the endpoint.
+ * The deliverer: sends the event log to every active endpoint, at least once and in sequence order per
+ * endpoint. Every poll (and whenever the log grows) it leases the endpoints that are due and runs one
+ * worker per leased endpoint, at most `concurrency_max` at once, so a slow endpoint only holds its own
+ * worker; endpoints already failing are claimed after the others and hold at most three quarters of
+ * the workers (`failingWorkersMax`), so hanging receivers never take them all. A worker reads the log
+ * after the endpoint's cursor, passes over events its filters leave out, and sends the next one; the
+ * cursor moves only once the receiver answered 2xx, so a crash at any point re-sends (never skips) an
+ * event. A failure schedules the next attempt with jittered exponential backoff and gives the lease
+ * up; failures lasting longer than the retry period disable the endpoint.
  */
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { EncodedEvent, EventFeed } from '../events/event.js';
 import type { Clock } from '../service/clock.js';
@@ -16,6 +18,9 @@ import { retryDelayMs } from './retry-backoff.js';
 import { signatureHeader } from './webhook-signature.js';
 import type { SendResult, WebhookSender } from './webhook-sender.js';
 import type { AttemptOutcome, NewAttempt, WebhookEndpoint, WebhookStore } from './webhook-store.js';
+
+/** Node's default bound on an event target's listeners, kept as the floor. */
+const ABORT_LISTENERS_DEFAULT_MAX = 10;
 
 export type DelivererOptions = {
   /** Endpoints delivered at once by this instance at the most. */
@@ -74,6 +79,8 @@ export class WebhookDeliverer {
   private readonly options: DelivererOptions;
   private readonly observer: DeliveryObserver | null;
   private readonly workers = new Map<string, Promise<void>>();
+  /** The workers whose endpoint was failing when it was claimed (its last attempt failed). */
+  private failing_workers = 0;
   private readonly aborter = new AbortController();
   private timer: NodeJS.Timeout | null = null;
   private stop_listening: (() => void) | null = null;
@@ -104,6 +111,9 @@ export class WebhookDeliverer {
     this.options = options;
     this.owner = extra.owner ?? `deliverer-${randomBytes(8).toString('hex')}`;
     this.observer = extra.observer ?? null;
+    // Every send in flight listens on the one signal that stop() aborts: up to concurrency_max of them,
+    // which past Node's default of 10 printed a leak warning (to stderr, outside the log) that was none.
+    setMaxListeners(Math.max(ABORT_LISTENERS_DEFAULT_MAX, 2 * options.concurrency_max), this.aborter.signal);
   }
 
   /** Starts delivering; leases this owner held before a restart (on SQLite, whose owner name is fixed) are ended first. */
@@ -184,16 +194,20 @@ export class WebhookDeliverer {
     if (free <= 0) return;
     const now = this.clock.now_ms();
     this.claims += 1;
-    const claimed = await this.store.claimDue(`${this.owner}/${this.claims}`, now, now + this.options.lease_ms, this.feed.head(), free);
+    const failing_room = failingWorkersMax(this.options.concurrency_max) - this.failing_workers;
+    const claimed = await this.store.claimDue(`${this.owner}/${this.claims}`, now, now + this.options.lease_ms, this.feed.head(), free, failing_room);
     for (const endpoint of claimed) {
       // An endpoint still worked on here (its lease ended by an admin's change) waits for its worker to stop.
       if (this.workers.has(endpoint.id)) {
         await this.store.releaseLease(endpoint.id, endpoint.lease_owner as string);
         continue;
       }
+      const failing = endpoint.failed_attempts > 0;
+      if (failing) this.failing_workers += 1;
       const worker = this.work(endpoint)
         .catch((error: unknown) => this.logger.warn({ err: error, endpoint: endpoint.id }, 'delivering to a webhook endpoint failed; it is tried again at the next poll'))
         .finally(() => {
+          if (failing) this.failing_workers -= 1;
           this.workers.delete(endpoint.id);
           if (!this.stopped) this.look();
         });
@@ -281,4 +295,14 @@ export function attemptOf(endpoint: WebhookEndpoint, event: EncodedEvent, result
     endpoint_id: endpoint.id, event_id: event.id, sequence: event.sequence, outcome: result.outcome, response_status: result.response_status,
     latency_ms: result.latency_ms, error: result.error, attempted_at_ms: now_ms, next_attempt_at_ms, origin,
   };
+}
+
+/**
+ * Workers that endpoints already failing may hold at once: three quarters of them (all, below four),
+ * so that receivers that hang (each holding its worker for up to the send timeout) never take every
+ * worker, and an endpoint that answers is not kept waiting behind them. Claims take endpoints that are
+ * not failing first, too.
+ */
+export function failingWorkersMax(concurrency_max: number): number {
+  return concurrency_max - Math.floor(concurrency_max / 4);
 }

@@ -39,12 +39,15 @@ export class WebhookSender {
     let address: ResolvedAddress;
     try {
       target = this.guard.checkUrl(request.url);
-      address = await this.guard.resolve(target.hostname);
+      address = await withinTime(this.guard.resolve(target.hostname), this.timeout_ms, `${target.hostname} was not resolved within ${this.timeout_ms} ms`);
     } catch (error) {
-      return { outcome: 'refused', response_status: null, latency_ms: latency(), error: messageOf(error) };
+      // A name that does not resolve, or to a refused address, is refused; one whose lookup hangs has failed.
+      const outcome = error instanceof LookupTimeoutError ? 'failed' : 'refused';
+      return { outcome, response_status: null, latency_ms: latency(), error: messageOf(error) };
     }
     try {
-      const status = await this.post(target, address, request, signal);
+      // The timeout covers the whole attempt: what the lookup took is not given again.
+      const status = await this.post(target, address, request, signal, Math.max(1, this.timeout_ms - latency()));
       return { outcome: status >= 200 && status < 300 ? 'delivered' : 'failed', response_status: status, latency_ms: latency(), error: null };
     } catch (error) {
       const outcome = error instanceof RefusedAddressError ? 'refused' : 'failed';
@@ -52,7 +55,7 @@ export class WebhookSender {
     }
   }
 
-  private post(target: URL, address: ResolvedAddress, request: WebhookRequest, signal: AbortSignal | undefined): Promise<number> {
+  private post(target: URL, address: ResolvedAddress, request: WebhookRequest, signal: AbortSignal | undefined, timeout_ms: number): Promise<number> {
     const lookup: LookupFunction = (_hostname, options, callback) => {
       if ((options as { all?: boolean }).all === true) (callback as (error: null, addresses: object[]) => void)(null, [{ address: address.address, family: address.family }]);
       else callback(null, address.address, address.family);
@@ -60,7 +63,7 @@ export class WebhookSender {
     const body = Buffer.from(request.body, 'utf8');
     const transport = target.protocol === 'https:' ? https : http;
     return new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => outgoing.destroy(new Error(`no complete answer within ${this.timeout_ms} ms`)), this.timeout_ms);
+      const timer = setTimeout(() => outgoing.destroy(new Error(`no complete answer within ${this.timeout_ms} ms`)), timeout_ms);
       const outgoing = transport.request(target, {
         method: 'POST',
         lookup,
@@ -91,6 +94,20 @@ export class WebhookSender {
       outgoing.end(body);
     });
   }
+}
+
+class LookupTimeoutError extends Error {}
+
+/**
+ * `promise`, or a LookupTimeoutError once `timeout_ms` has passed. The system resolver cannot be
+ * cancelled: a lookup that hangs goes on in the background until the resolver's own timeout.
+ */
+function withinTime<T>(promise: Promise<T>, timeout_ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new LookupTimeoutError(message)), timeout_ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function messageOf(error: unknown): string {

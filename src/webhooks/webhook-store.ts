@@ -83,9 +83,11 @@ export interface WebhookStore {
   deleteEndpoint(id: string): Promise<boolean>;
   /**
    * Leases up to `limit` active endpoints that are due (next attempt ≤ now), behind `head`, and not
-   * leased (or whose lease expired), to `token` until `lease_until_ms`.
+   * leased (or whose lease expired), to `token` until `lease_until_ms`: first those whose last attempt
+   * did not fail, then at most `failing_limit` that are failing (`failed_attempts > 0`), each group by
+   * its next attempt.
    */
-  claimDue(token: string, now_ms: number, lease_until_ms: number, head: number, limit: number): Promise<WebhookEndpoint[]>;
+  claimDue(token: string, now_ms: number, lease_until_ms: number, head: number, limit: number, failing_limit: number): Promise<WebhookEndpoint[]>;
   /** Whether any endpoint is active: while none is, the deliverer does not look for due ones at every new event. */
   hasActiveEndpoints(): Promise<boolean>;
   /**

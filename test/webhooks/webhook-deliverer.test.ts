@@ -6,10 +6,10 @@
  */
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EventFeed } from '../../src/events/event.js';
+import type { EncodedEvent, EventFeed } from '../../src/events/event.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js';
-import type { WebhookSender } from '../../src/webhooks/webhook-sender.js';
+import { failingWorkersMax, WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js';
+import type { SendResult, WebhookRequest, WebhookSender } from '../../src/webhooks/webhook-sender.js';
 import type { WebhookEndpoint } from '../../src/webhooks/webhook-store.js';
 import { testEndpoint } from '../support/webhook-endpoints.js';
 
@@ -20,7 +20,7 @@ class TestFeed implements EventFeed {
   head(): number {
     return this.sequence;
   }
-  async read(): Promise<never[]> {
+  async read(_after = 0, _limit = 0): Promise<EncodedEvent[]> {
     return [];
   }
   onAdvance(listener: (head: number) => void): () => void {
@@ -108,3 +108,67 @@ describe('the webhook deliverer at new events', () => {
     expect(counted.claims).toBe(after_start + 2);
   });
 });
+
+/** A feed of `block.sealed`-shaped events 1..head. */
+class EventsFeed extends TestFeed {
+  override async read(after: number, limit: number): Promise<EncodedEvent[]> {
+    const events: EncodedEvent[] = [];
+    for (let sequence = after + 1; sequence <= Math.min(this.head(), after + limit); sequence += 1) {
+      events.push({ sequence, id: `evt_${sequence}_000000000000`, type: 'block.sealed', occurred_at: 0, accounts: [], json: '{}' });
+    }
+    return events;
+  }
+}
+
+describe('the webhook deliverer with receivers that hang', () => {
+  it('keeps a worker for endpoints that answer: failing ones hold at most three quarters of them', async () => {
+    expect([1, 2, 3, 4, 16].map(failingWorkersMax)).toEqual([1, 2, 3, 3, 12]);
+    const store = SqliteStore.open({ path: ':memory:' });
+    const webhooks = store.webhooks();
+    const now = Date.now();
+    // Six endpoints already failing, due before the healthy one: by due time alone they would take all four workers.
+    for (let index = 0; index < 6; index += 1) {
+      const failing = testEndpoint(`failing-${index}`, { url: `https://receiver.invalid/failing-${index}`, failed_attempts: 1, failing_since_ms: now, next_attempt_at_ms: index });
+      expect(await webhooks.createEndpoint(failing, 10)).toBe(true);
+    }
+    expect(await webhooks.createEndpoint(testEndpoint('healthy', { url: 'https://receiver.invalid/healthy', next_attempt_at_ms: 100 }), 10)).toBe(true);
+    let hanging = 0;
+    let hanging_max = 0;
+    const delivered: number[] = [];
+    const sender = {
+      send: (request: WebhookRequest, signal?: AbortSignal): Promise<SendResult> => {
+        if (request.url.endsWith('/healthy')) {
+          delivered.push(Number(request.headers['webhook-id']?.split('_')[1]));
+          return Promise.resolve({ outcome: 'delivered', response_status: 200, latency_ms: 1, error: null });
+        }
+        hanging += 1;
+        hanging_max = Math.max(hanging_max, hanging);
+        // A receiver that never answers: the send ends only when the deliverer stops.
+        return new Promise((resolve) => signal?.addEventListener('abort', () => {
+          hanging -= 1;
+          resolve({ outcome: 'failed', response_status: null, latency_ms: 1, error: 'aborted' });
+        }));
+      },
+    } as unknown as WebhookSender;
+    const feed = new EventsFeed();
+    feed.advance();
+    const options = { concurrency_max: 4, retry_base_ms: 1000, retry_cap_ms: 60_000, retry_period_s: 3600, lease_ms: 30_000, poll_interval_ms: 3_600_000 };
+    const instance = new WebhookDeliverer(webhooks, feed, sender, { now_ms: () => Date.now() }, pino({ level: 'silent' }), options);
+    try {
+      instance.start();
+      await settle();
+      expect(delivered).toEqual([1]);
+      expect(hanging).toBe(3);
+      for (let event = 2; event <= 4; event += 1) {
+        feed.advance();
+        await settle();
+      }
+      expect(delivered).toEqual([1, 2, 3, 4]);
+      expect(hanging_max).toBe(3);
+    } finally {
+      await instance.stop();
+      await store.close();
+    }
+  });
+});
+

@@ -1,7 +1,8 @@
 /**
  * One webhook request against real loopback servers: the headers and body sent, 2xx versus anything
- * else, a receiver that never answers (timeout), one that answers without end (read at most 4 KiB),
- * redirects not followed, and addresses refused before any connection.
+ * else, a receiver that never answers (timeout), a lookup that hangs (inside the same timeout), one
+ * that answers without end (read at most 4 KiB), redirects not followed, and addresses refused before
+ * any connection.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -63,6 +64,22 @@ describe('the webhook sender', () => {
     const result = await sender.send(request(url));
     expect(result).toMatchObject({ outcome: 'failed', response_status: null });
     expect(result.error).toMatch(/no complete answer within 500 ms/);
+  });
+
+  it('counts the name\'s lookup in the timeout: a lookup that hangs is a failed attempt, cut at the timeout', async () => {
+    const hanging = new WebhookSender(new AddressGuard([], () => new Promise(() => undefined)), 300);
+    const started = Date.now();
+    const result = await hanging.send(request('https://receiver.example/hook'));
+    expect(result).toMatchObject({ outcome: 'failed', response_status: null, error: 'receiver.example was not resolved within 300 ms' });
+    expect(Date.now() - started).toBeLessThan(3000);
+    // A slow lookup leaves the request only what is left of the timeout.
+    const { url } = await serve(() => undefined);
+    const lookup_200_ms = () => new Promise<Array<{ address: string; family: number }>>((resolve) => setTimeout(() => resolve([{ address: '127.0.0.1', family: 4 }]), 200));
+    const slow = new WebhookSender(new AddressGuard(['slow.test'], lookup_200_ms), 400);
+    const slow_started = Date.now();
+    const cut = await slow.send(request(url.replace('127.0.0.1', 'slow.test')));
+    expect(cut).toMatchObject({ outcome: 'failed', error: 'no complete answer within 400 ms' });
+    expect(Date.now() - slow_started).toBeLessThan(1500);
   });
 
   it('reads at most a few KiB of an answer that does not end, then drops it', async () => {

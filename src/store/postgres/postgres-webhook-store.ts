@@ -19,10 +19,19 @@ const SQL = {
   get: 'SELECT * FROM webhook_endpoints WHERE id = $1',
   list: 'SELECT * FROM webhook_endpoints WHERE id > $1 ORDER BY id LIMIT $2',
   delete: 'DELETE FROM webhook_endpoints WHERE id = $1',
+  // Those not failing first, then at most $6 failing ones (each group by its next attempt), $5 in all.
+  // The due conditions stand at the locking level too, so that a row another instance leased meanwhile
+  // is checked again once its lock is taken.
   claim: `UPDATE webhook_endpoints e SET lease_owner = $1, lease_expires_at_ms = $2
-       FROM (SELECT id FROM webhook_endpoints WHERE status = 'active' AND next_attempt_at_ms <= $3 AND last_sequence < $4
-             AND (lease_owner IS NULL OR lease_expires_at_ms < $3)
-             ORDER BY next_attempt_at_ms LIMIT $5 FOR UPDATE SKIP LOCKED) due
+       FROM (SELECT w.id FROM webhook_endpoints w
+             WHERE w.status = 'active' AND w.next_attempt_at_ms <= $3 AND w.last_sequence < $4
+               AND (w.lease_owner IS NULL OR w.lease_expires_at_ms < $3)
+               AND (w.failed_attempts = 0 OR w.id IN (
+                 SELECT id FROM webhook_endpoints
+                  WHERE status = 'active' AND next_attempt_at_ms <= $3 AND last_sequence < $4
+                    AND (lease_owner IS NULL OR lease_expires_at_ms < $3) AND failed_attempts > 0
+                  ORDER BY next_attempt_at_ms LIMIT $6))
+             ORDER BY w.failed_attempts > 0, w.next_attempt_at_ms LIMIT $5 FOR UPDATE OF w SKIP LOCKED) due
        WHERE e.id = due.id RETURNING e.*`,
   release: 'UPDATE webhook_endpoints SET lease_owner = NULL, lease_expires_at_ms = NULL WHERE id = $1 AND lease_owner = $2',
   releaseOf: 'UPDATE webhook_endpoints SET lease_owner = NULL, lease_expires_at_ms = NULL WHERE left(lease_owner, $1) = $2',
@@ -71,8 +80,8 @@ export class PostgresWebhookStore implements WebhookStore {
     return ((await this.pool.query(SQL.delete, [id])).rowCount ?? 0) > 0;
   }
 
-  async claimDue(token: string, now_ms: number, lease_until_ms: number, head: number, limit: number): Promise<WebhookEndpoint[]> {
-    return (await this.pool.query(SQL.claim, [token, lease_until_ms, now_ms, head, limit])).rows.map(toEndpoint);
+  async claimDue(token: string, now_ms: number, lease_until_ms: number, head: number, limit: number, failing_limit: number): Promise<WebhookEndpoint[]> {
+    return (await this.pool.query(SQL.claim, [token, lease_until_ms, now_ms, head, limit, Math.max(0, failing_limit)])).rows.map(toEndpoint);
   }
 
   async hasActiveEndpoints(): Promise<boolean> {

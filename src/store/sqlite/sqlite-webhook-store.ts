@@ -14,7 +14,7 @@ const SQL = {
   list: 'SELECT * FROM webhook_endpoints WHERE id > ? ORDER BY id LIMIT ?',
   delete: 'DELETE FROM webhook_endpoints WHERE id = ?',
   due: `SELECT * FROM webhook_endpoints WHERE status = 'active' AND next_attempt_at_ms <= ? AND last_sequence < ?
-       AND (lease_owner IS NULL OR lease_expires_at_ms < ?) ORDER BY next_attempt_at_ms LIMIT ?`,
+       AND (lease_owner IS NULL OR lease_expires_at_ms < ?) ORDER BY failed_attempts > 0, next_attempt_at_ms LIMIT ?`,
   lease: 'UPDATE webhook_endpoints SET lease_owner = ?, lease_expires_at_ms = ? WHERE id = ?',
   release: 'UPDATE webhook_endpoints SET lease_owner = NULL, lease_expires_at_ms = NULL WHERE id = ? AND lease_owner = ?',
   releaseOf: 'UPDATE webhook_endpoints SET lease_owner = NULL, lease_expires_at_ms = NULL WHERE substr(lease_owner, 1, ?) = ?',
@@ -67,11 +67,14 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.statements.delete.run(id).changes > 0;
   }
 
-  async claimDue(token: string, now_ms: number, lease_until_ms: number, head: number, limit: number): Promise<WebhookEndpoint[]> {
+  async claimDue(token: string, now_ms: number, lease_until_ms: number, head: number, limit: number, failing_limit: number): Promise<WebhookEndpoint[]> {
     // Nothing due, the usual answer at a new event, needs no write transaction.
     if (this.statements.due.all(now_ms, head, now_ms, 1).length === 0) return [];
     return this.db.transaction(() => {
-      const rows = (this.statements.due.all(now_ms, head, now_ms, limit) as Record<string, unknown>[]).map(toEndpoint);
+      // Those not failing come first: the failing ones past `failing_limit` are the last rows.
+      const due = (this.statements.due.all(now_ms, head, now_ms, limit) as Record<string, unknown>[]).map(toEndpoint);
+      const healthy = due.filter((endpoint) => endpoint.failed_attempts === 0);
+      const rows = [...healthy, ...due.filter((endpoint) => endpoint.failed_attempts > 0).slice(0, Math.max(0, failing_limit))];
       const lease = this.statements.lease;
       for (const endpoint of rows) lease.run(token, lease_until_ms, endpoint.id);
       return rows.map((endpoint) => ({ ...endpoint, lease_owner: token, lease_expires_at_ms: lease_until_ms }));
