@@ -282,8 +282,12 @@ function startWebhooks(
   // A store that cannot be read leaves the lag out of the scrape rather than failing the whole scrape.
   const attempted = metrics.watchWebhooks(async () => {
     const endpoints = await webhook_store.listEndpoints(null, ENDPOINTS_MAX).catch(() => []);
-    return endpoints.map((endpoint) => ({ endpoint: endpoint.id, events: Math.max(0, events.head() - endpoint.last_sequence) }));
-  });
+    return endpoints.map((endpoint) => ({
+      endpoint: endpoint.id,
+      events: Math.max(0, events.head() - endpoint.last_sequence),
+      state: endpoint.status === 'disabled' ? 'disabled' : endpoint.failed_attempts > 0 ? 'failing' : 'active',
+    } as const));
+  }, () => deliverer.workerCounts());
   const deliverer = new WebhookDeliverer(webhook_store, events, sender, clock, logger, {
     concurrency_max: settings.concurrency_max,
     retry_base_ms: settings.retry_base_ms,

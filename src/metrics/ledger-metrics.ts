@@ -22,6 +22,9 @@ const HTTP_DURATION_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05
 const SEAL_DURATION_BUCKETS_S = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const BLOCK_SIZE_BUCKETS = [1, 10, 100, 1000, 10_000, 100_000];
 
+/** What the webhook metrics read of an endpoint at scrape time. */
+export type WebhookEndpointState = { endpoint: string; events: number; state: 'active' | 'failing' | 'disabled' };
+
 export class LedgerMetrics implements BlockSealObserver {
   readonly registry: Registry;
   private readonly http_duration: RequestDurationHistogram;
@@ -286,9 +289,13 @@ export class LedgerMetrics implements BlockSealObserver {
 
   /**
    * Registers the webhook metrics: attempts by outcome (delivered, failed, refused), counted through the
-   * returned function, and each endpoint's lag (events of the log after its cursor), read at scrape time.
+   * returned function; each endpoint's lag (events of the log after its cursor) and the endpoints by
+   * state, read at scrape time; and this instance's delivery workers, busy and held by failing endpoints.
    */
-  watchWebhooks(lag: () => Promise<ReadonlyArray<{ endpoint: string; events: number }>>): (outcome: string) => void {
+  watchWebhooks(
+    endpoints: () => Promise<ReadonlyArray<WebhookEndpointState>>,
+    workers: () => { busy: number; failing: number; max: number },
+  ): (outcome: string) => void {
     const registers = [this.registry];
     const attempts = new Counter({
       name: 'tabula_webhook_deliveries_total',
@@ -303,9 +310,31 @@ export class LedgerMetrics implements BlockSealObserver {
       labelNames: ['endpoint'],
       registers,
       async collect() {
-        const lags = await lag();
+        const states = await endpoints();
         this.reset();
-        for (const { endpoint, events } of lags) this.set({ endpoint }, events);
+        for (const { endpoint, events } of states) this.set({ endpoint }, events);
+      },
+    });
+    new Gauge({
+      name: 'tabula_webhook_endpoints',
+      help: 'Webhook endpoints by state: active (its last attempt did not fail), failing (active, its last attempt failed), disabled',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        const states = await endpoints();
+        for (const state of ['active', 'failing', 'disabled'] as const) this.set({ state }, states.filter((endpoint) => endpoint.state === state).length);
+      },
+    });
+    new Gauge({
+      name: 'tabula_webhook_workers',
+      help: 'Delivery workers of this instance: busy, held by failing endpoints, and the most there may be (WEBHOOK_CONCURRENCY_MAX)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const now = workers();
+        this.set({ state: 'busy' }, now.busy);
+        this.set({ state: 'failing' }, now.failing);
+        this.set({ state: 'max' }, now.max);
       },
     });
     return (outcome) => attempts.inc({ outcome });

@@ -130,6 +130,11 @@ export class WebhookDeliverer {
       });
   }
 
+  /** The workers delivering now, those held by endpoints that were failing when claimed, and the most there may be. */
+  workerCounts(): { busy: number; failing: number; max: number } {
+    return { busy: this.workers.size, failing: this.failing_workers, max: this.options.concurrency_max };
+  }
+
   /** Stops leasing, cuts the sends in flight (their events are sent again later) and gives the leases up. */
   async stop(): Promise<void> {
     this.stopped = true;

@@ -241,6 +241,10 @@ describe(`webhook endpoints (${testStoreKind()})`, () => {
     const metrics = await ledger.metrics.registry.metrics();
     expect(metrics).toMatch(/^tabula_webhook_deliveries_total\{outcome="delivered"\} [1-9]/m);
     expect(metrics).toMatch(new RegExp(`^tabula_webhook_endpoint_lag_events\\{endpoint="${endpoint.id}"\\} \\d+`, 'm'));
+    expect(metrics).toMatch(/^tabula_webhook_endpoints\{state="active"\} [1-9]/m);
+    expect(metrics).toMatch(/^tabula_webhook_endpoints\{state="disabled"\} \d+$/m);
+    expect(metrics).toMatch(/^tabula_webhook_workers\{state="max"\} 16$/m);
+    expect(metrics).toMatch(/^tabula_webhook_workers\{state="busy"\} \d+$/m);
     expect((await call('POST', `/api/webhooks/${endpoint.id}/replay?after=99999`)).body?.code).toBe('invalid_event_cursor');
     expect((await call('POST', `/api/webhooks/${endpoint.id}/replay?after=-1`)).body?.code).toBe('invalid_event_cursor');
     expect((await call('POST', `/api/webhooks/${endpoint.id}/replay`)).body?.code).toBe('validation_failed');
@@ -362,6 +366,8 @@ describe(`a webhook endpoint failing for the whole retry period (${testStoreKind
     const disabled = await call('GET', `/api/webhooks/${endpoint.id as string}`);
     expect(disabled).toMatchObject({ disabled_reason: 'retries_exhausted', last_sequence: endpoint.last_sequence });
     expect(disabled.failed_attempts as number).toBeGreaterThanOrEqual(2);
+    // The operator sees it without listing endpoints: the endpoints' gauge counts it as disabled.
+    expect(await ledger.metrics.registry.metrics()).toMatch(/^tabula_webhook_endpoints\{state="disabled"\} [1-9]/m);
     const last = ((await call('GET', `/api/webhooks/${endpoint.id as string}/deliveries?limit=1`)).deliveries as Array<Record<string, unknown>>)[0];
     expect(last).toMatchObject({ outcome: 'failed', response_status: 503, next_attempt_at_ms: null });
     expect(receiver.received).toEqual([]);
