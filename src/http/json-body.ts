@@ -68,8 +68,20 @@ export function keepNumbersExact(text: string, parsed: unknown): unknown {
       { field: 'body', message: `nests deeper than ${EXACT_BODY_DEPTH_MAX} levels` },
     ]);
   }
-  const written: unknown = parseLossless(text, null, (number_text) => new NumberText(number_text, isExactDouble(number_text)));
-  return patch(parsed, written, [], false);
+  return patch(parsed, readExactly(text), [], false);
+}
+
+/** The lossless reading of `text`, whose numbers are `NumberText`s. */
+function readExactly(text: string): unknown {
+  try {
+    return parseLossless(text, null, (number_text) => new NumberText(number_text, isExactDouble(number_text)));
+  } catch (error) {
+    // The lossless reader refuses a key given twice with different values, which JSON.parse reads as
+    // the last one: which of the two the client meant cannot be told, so say so rather than "not JSON".
+    const duplicate = error instanceof SyntaxError ? /^Duplicate key '(.*)' encountered/s.exec(error.message) : null;
+    if (duplicate === null) throw error;
+    throw new HttpProblem('malformed_json', `the body gives the key "${(duplicate[1] ?? '').slice(0, PATH_SHOWN_MAX)}" twice in one object, with different values: send it once`);
+  }
 }
 
 /** Walks what was written beside what was parsed: amounts become their text, other numbers must be exact. */

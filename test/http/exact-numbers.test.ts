@@ -76,6 +76,10 @@ describe('exact numbers in request bodies', () => {
   it('still refuses prototype-poisoning keys and malformed JSON on the exact path', async () => {
     expectProblem(await post('/api/transactions/submit', '{"__proto__":{"x":1},"amount":90000000000.00000762}'), 400, 'malformed_json');
     expectProblem(await post('/api/transactions/submit', '{"amount":90000000000.00000762,'), 400, 'malformed_json');
+    // A key given twice with different values: read exactly, which one was meant cannot be told.
+    const repeated = await post('/api/transactions/submit', '{"from":"treasury","to":"a","amount":1,"token":"TAB","type":"mint","metadata":{"a":1,"a":9007199254740993}}');
+    expectProblem(repeated, 400, 'malformed_json');
+    expect(repeated.json.detail).toContain('gives the key "a" twice');
   });
 });
 
