@@ -145,7 +145,7 @@ export const BLOCK_TXS_LIMIT = 100_000;
 export type ConfigRuntime = { stdout_terminal?: boolean };
 
 export function loadConfig(env: Environment = process.env, runtime: ConfigRuntime = {}): Config {
-  const node_env = env.NODE_ENV ?? 'development';
+  const node_env = nodeEnvironment(env);
   const database = parseDatabaseUrl(text(env, 'DATABASE_URL') ?? DATABASE_URL_DEFAULT);
   const native_price_text = text(env, 'NATIVE_PRICE_USD') ?? '1';
   const config: Config = {
@@ -276,7 +276,7 @@ function identityProviderUrl(env: Environment, name: string): string | undefined
 function tokenTypes(env: Environment, name: string): string[] {
   const value = text(env, name);
   if (value === undefined) return [];
-  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const items = commaItems(name, value);
   if (items.length > 10 || items.some((item) => !/^[A-Za-z0-9][A-Za-z0-9.+\-/]{0,63}$/.test(item))) {
     throw new ConfigError(name, `must be up to 10 comma-separated token types such as at+jwt (got "${value}")`);
   }
@@ -290,7 +290,7 @@ function tokenTypes(env: Environment, name: string): string[] {
 function trustedProxies(env: Environment, name: string): string[] {
   const value = text(env, name);
   if (value === undefined) return [];
-  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const items = commaItems(name, value);
   for (const item of items) {
     const [address, bits, extra] = item.split('/');
     const family = net.isIP(address ?? '');
@@ -305,7 +305,7 @@ function trustedProxies(env: Environment, name: string): string[] {
 function hostList(env: Environment, name: string): string[] {
   const value = text(env, name);
   if (value === undefined) return [];
-  const items = value.split(',').map((item) => item.trim().toLowerCase()).filter((item) => item !== '');
+  const items = commaItems(name, value).map((item) => item.toLowerCase());
   for (const item of items) {
     const bare = item.startsWith('[') && item.endsWith(']') ? item.slice(1, -1) : item;
     const valid = net.isIP(bare) !== 0 || /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/.test(bare);
@@ -376,10 +376,36 @@ function scope(env: Environment, name: string): string | undefined {
   return value;
 }
 
+/**
+ * The items of a comma-separated setting, trimmed, empty ones left out. A setting that is given but
+ * lists nothing (",", " , ") is refused rather than taken as unset: `API_KEYS="${K1},${K2}"` with both
+ * empty would otherwise leave the API open, and `EVENTS_NATS_URL=","` would let the client pick a server.
+ */
+function commaItems(name: string, value: string): string[] {
+  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (items.length === 0) throw new ConfigError(name, `lists nothing (got "${value}"): name at least one, or leave it unset`);
+  return items;
+}
+
+/** The values of NODE_ENV the service knows. */
+const NODE_ENVIRONMENTS = ['production', 'development', 'test'];
+
+/**
+ * NODE_ENV, trimmed and lower-cased; unset (or empty) is development. Any other value is refused: a
+ * typo such as "prod" or "production " silently ran in development mode, without the checks
+ * production makes at start (an identity provider's audience and issuer, the checkpoint key).
+ */
+function nodeEnvironment(env: Environment): string {
+  const value = (env.NODE_ENV ?? '').trim().toLowerCase();
+  if (value === '') return 'development';
+  if (!NODE_ENVIRONMENTS.includes(value)) throw new ConfigError('NODE_ENV', `must be production, development or test (got "${env.NODE_ENV}")`);
+  return value;
+}
+
 function list(env: Environment, name: string): string[] {
   const value = text(env, name);
   if (value === undefined) return [];
-  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const items = commaItems(name, value);
   if (items.some((item) => item.length < 16)) throw new ConfigError(name, 'every key must be at least 16 characters');
   return items;
 }
@@ -388,7 +414,7 @@ function list(env: Environment, name: string): string[] {
 function origins(env: Environment, name: string): string[] {
   const value = text(env, name);
   if (value === undefined) return [];
-  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const items = commaItems(name, value);
   for (const item of items) {
     if (item === '*') continue;
     let origin: string | undefined;
@@ -470,7 +496,7 @@ function natsSettings(env: Environment): NatsConfig | null {
     throw new ConfigError('EVENTS_NATS_SUBJECT_PREFIX', `must be dot-separated tokens of letters, digits, _ or -, at most ${NATS_SUBJECT_PREFIX_LENGTH_MAX} characters, no wildcards (got "${subject_prefix}")`);
   }
   if (value === undefined) return null;
-  const servers = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const servers = commaItems('EVENTS_NATS_URL', value);
   for (const server of servers) {
     let valid: boolean;
     try {

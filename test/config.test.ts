@@ -15,6 +15,29 @@ describe('configuration', () => {
     }
   });
 
+  it('reads NODE_ENV trimmed and in any case, and refuses a value it does not know rather than run in development', () => {
+    const production = { JWT_SECRET: 'x'.repeat(32), CHECKPOINT_SIGNING_KEY: Buffer.alloc(32, 7).toString('base64') };
+    for (const value of ['production', 'production ', ' Production', 'PRODUCTION']) {
+      expect(loadConfig({ ...production, NODE_ENV: value }).production, JSON.stringify(value)).toBe(true);
+    }
+    // A typo ran in development mode, without production's checks at start.
+    for (const value of ['prod', 'staging', 'production-eu', 'p r o d']) {
+      expect(() => loadConfig({ ...production, NODE_ENV: value }), value).toThrow(/^NODE_ENV: must be production, development or test/);
+    }
+    expect(() => loadConfig({ NODE_ENV: 'production ', JWT_ISSUER: 'https://idp.example.com' })).toThrow(/^(JWT_AUDIENCE|CHECKPOINT_SIGNING_KEY):/);
+    for (const value of [undefined, '', '  ', 'development', 'test', 'Test']) expect(loadConfig({ NODE_ENV: value }).production).toBe(false);
+  });
+
+  it('refuses a comma-separated setting that is given but lists nothing, rather than take it as unset', () => {
+    for (const name of ['API_KEYS', 'JWT_TYPES', 'TRUST_PROXY', 'CORS_ORIGINS', 'WEBHOOK_ALLOWED_HOSTS', 'EVENTS_NATS_URL']) {
+      for (const value of [',', ' , ', ',,,']) {
+        expect(() => loadConfig({ [name]: value }), `${name}=${JSON.stringify(value)}`).toThrow(new RegExp(`^${name}: lists nothing`));
+      }
+      // Unset or empty is still unset.
+      expect(() => loadConfig({ [name]: '' }), name).not.toThrow();
+    }
+  });
+
   it('has the documented defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
