@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, hasJwtKeys, type Config } from './config.js';
 import { createLogger, startTabula } from './compose.js';
 import { applyHeapGrowth } from './runtime/heap-growth.js';
+import { StorageOpenError } from './store/storage-faults.js';
 
 async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
@@ -13,7 +14,7 @@ async function serve(config: Config): Promise<void> {
   // The explorer is built next to dist/ (explorer/dist) by `npm run build`.
   const explorer_root = fileURLToPath(new URL('../explorer/dist/', import.meta.url));
   const ledger = await startTabula(config, { logger, explorer_root });
-  const address = await ledger.app.listen({ port: config.port, host: config.host });
+  const address = await listen(ledger.app, config.port, config.host, 'PORT');
   logger.info({ address, database: config.database.kind, native_symbol: config.native_symbol, heap_growing_percent: config.heap_growing_percent, node_flags: process.execArgv }, 'tabula is listening');
   if (!config.production && !hasJwtKeys(config.jwt) && !isLoopbackHost(config.host)) {
     logger.warn(
@@ -24,7 +25,7 @@ async function serve(config: Config): Promise<void> {
     );
   }
   if (ledger.metrics_app !== null) {
-    const metrics_address = await ledger.metrics_app.listen({ port: config.metrics_port, host: config.host });
+    const metrics_address = await listen(ledger.metrics_app, config.metrics_port ?? 0, config.host, 'METRICS_PORT');
     logger.info({ address: metrics_address }, 'metrics are served');
   }
 
@@ -45,6 +46,27 @@ async function serve(config: Config): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
 }
 
+/**
+ * What an operator meant by the settings: a port taken or not allowed, a host this machine cannot
+ * listen on, a database that cannot be opened. Start-up ends with the message, naming the variable,
+ * and no stack (a stack is for bugs).
+ */
+class StartupError extends Error {}
+
+/** Listens, or says which setting is at fault when the address cannot be had. */
+async function listen(app: { listen(options: { port: number; host: string }): Promise<string> }, port: number, host: string, port_variable: string): Promise<string> {
+  try {
+    return await app.listen({ port, host });
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'EADDRINUSE') throw new StartupError(`${port_variable}: port ${port} on ${host} is in use by another process`);
+    if (code === 'EACCES') throw new StartupError(`${port_variable}: port ${port} needs privileges this process does not have`);
+    if (code === 'EADDRNOTAVAIL') throw new StartupError(`HOST: ${host} is not an address of this machine`);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') throw new StartupError(`HOST: ${host} does not resolve to an address to listen on`);
+    throw error;
+  }
+}
+
 function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
@@ -52,7 +74,13 @@ function isLoopbackHost(host: string): boolean {
 /** Loads the configuration and serves until a signal; a bad configuration exits 1 naming the variable. */
 export function runService(load: () => Config): void {
   Promise.resolve().then(() => serve(load())).catch((error: unknown) => {
-    const message = error instanceof ConfigError ? `invalid configuration: ${error.message}` : `failed to start: ${error instanceof Error ? error.stack : String(error)}`;
+    const message = error instanceof ConfigError
+      ? `invalid configuration: ${error.message}`
+      : error instanceof StartupError
+        ? `failed to start: ${error.message}`
+        : error instanceof StorageOpenError
+          ? `failed to start: DATABASE_URL: ${error.message}`
+          : `failed to start: ${error instanceof Error ? error.stack : String(error)}`;
     process.stderr.write(`${message}\n`);
     process.exit(1);
   });

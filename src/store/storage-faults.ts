@@ -6,6 +6,18 @@
  */
 import { StorageUnavailableError } from '../domain/shared/errors.js';
 
+/**
+ * The database named by DATABASE_URL cannot be opened as a ledger: a file that cannot be opened or is
+ * not SQLite, a read-only one, another application's database, a PostgreSQL server out of reach. An
+ * operator's problem, not a bug: start-up ends with its message alone (run-service.ts), no stack.
+ */
+export class StorageOpenError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StorageOpenError';
+  }
+}
+
 /** Told of every write's outcome (implemented by service/storage-health.ts). */
 export type StorageHealthReporter = {
   writeFailed(operation: string, error: unknown): void;

@@ -5,9 +5,13 @@
  * token command and the secret it keeps in the data folder.
  */
 import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import Database from '../../src/store/sqlite/sqlite-driver.js';
 import { ApiClient, serverErrors } from './support/http.js';
 import { ROOT, runUntilExit, ServiceProcess } from '../support/service-process.js';
 
@@ -34,6 +38,52 @@ describe('e2e: start-up and configuration', () => {
     const result = await runUntilExit({ JWT_SECRET: 'e2e-secret-that-is-at-least-32-bytes!!', [variable]: value });
     expect(result.code, result.stdout + result.stderr).toBe(1);
     expect(result.stderr).toContain(variable);
+  });
+
+  it('ends start-up on an operator\'s problem with one line naming the setting, no stack: a port taken, a host, NODE_ENV', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((taken.address() as AddressInfo).port);
+      const cases: Array<[Record<string, string>, RegExp]> = [
+        [{ PORT: port }, new RegExp(`^failed to start: PORT: port ${port} on 127.0.0.1 is in use`, 'm')],
+        [{ HOST: 'listen-here.invalid' }, /^failed to start: HOST: listen-here.invalid does not resolve/m],
+        [{ NODE_ENV: 'prod' }, /^invalid configuration: NODE_ENV: must be production, development or test/m],
+      ];
+      for (const [env, expected] of cases) {
+        const result = await runUntilExit({ JWT_SECRET: 'e2e-secret-that-is-at-least-32-bytes!!', ...env });
+        expect(result.code, result.stdout + result.stderr).toBe(1);
+        expect(result.stderr).toMatch(expected);
+        expect(result.stderr, 'no stack trace').not.toMatch(/\n\s+at /);
+      }
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('refuses a database that is not a ledger, leaving it as it was found', async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-foreign-'));
+    try {
+      // Another application's SQLite file (it had the ledger's tables added beside its own, and was switched to WAL).
+      const foreign = path.join(folder, 'app.db');
+      const db = new Database(foreign);
+      db.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users (name) VALUES ('ann'), ('bo'); PRAGMA user_version = 7;");
+      db.close();
+      // A file that is not SQLite at all.
+      const noise = path.join(folder, 'noise.db');
+      fs.writeFileSync(noise, crypto.randomBytes(65_536));
+      for (const [file, expected] of [[foreign, /DATABASE_URL: .*app\.db is not a Tabula ledger: it holds another application's tables \(users\)/], [noise, /DATABASE_URL: cannot open the SQLite ledger .*noise\.db/]] as const) {
+        const before = fs.readFileSync(file);
+        const result = await runUntilExit({ JWT_SECRET: 'e2e-secret-that-is-at-least-32-bytes!!', DATABASE_URL: `sqlite:${file}` });
+        expect(result.code, result.stdout + result.stderr).toBe(1);
+        expect(result.stderr).toMatch(expected);
+        expect(result.stderr, 'no stack trace').not.toMatch(/\n\s+at /);
+        expect(fs.readFileSync(file).equals(before), `${file} unchanged`).toBe(true);
+        expect(fs.existsSync(`${file}-wal`), `${file} has no WAL`).toBe(false);
+      }
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('refuses to start in production without an identity provider', async () => {

@@ -29,7 +29,7 @@ import type {
 } from '../../service/ledger-store.js';
 import { TRANSACTIONS_BY_HASH_MAX } from '../../service/ledger-store.js';
 import { collectEvents } from '../event-rows.js';
-import { guardWrite, isSystemFault, translateFault, type StorageHealthReporter } from '../storage-faults.js';
+import { guardWrite, isSystemFault, StorageOpenError, translateFault, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { connectionSettings, eventChannel, STATEMENT_TIMEOUT_MS, type PostgresConnection } from './connection.js';
 import { BatchedRead } from '../batched-read.js';
@@ -451,7 +451,7 @@ export class PostgresStore implements LedgerStore {
       if (!isPostgresStorageFault(error)) throw error;
       const where = new URL(options.url);
       const code = (error as { code?: unknown }).code;
-      throw new Error(
+      throw new StorageOpenError(
         `cannot reach PostgreSQL at ${where.hostname}:${where.port || '5432'} (${typeof code === 'string' ? code : String(error)}): `
         + 'check DATABASE_URL and that the server is up; the service does not start without its database',
         { cause: error },

@@ -39,7 +39,7 @@ import type {
 import { TRANSACTIONS_BY_HASH_MAX } from '../../service/ledger-store.js';
 import { assertOutcomeErrors, assertPostingsMatch, outcomeRuns, settledByPostings, type OutcomeRun } from '../block-postings.js';
 import { collectEvents, type EventRows } from '../event-rows.js';
-import { guardWrite, isSystemFault, type StorageHealthReporter } from '../storage-faults.js';
+import { guardWrite, isSystemFault, StorageOpenError, type StorageHealthReporter } from '../storage-faults.js';
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { MIGRATIONS } from './schema.js';
 import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-budget.js';
@@ -166,13 +166,21 @@ export class SqliteStore implements LedgerStore {
   }
 
   static open(options: SqliteStoreOptions): SqliteStore {
-    if (options.path !== ':memory:') fs.mkdirSync(path.dirname(options.path), { recursive: true });
-    const db = new Database(options.path);
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
-    db.pragma('busy_timeout = 5000');
-    migrate(db);
+    let db: Database.Database | null = null;
+    try {
+      if (options.path !== ':memory:') fs.mkdirSync(path.dirname(options.path), { recursive: true });
+      db = new Database(options.path);
+      // Before anything is written: another application's database is left as it was found.
+      refuseForeignDatabase(db, options.path);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      db.pragma('busy_timeout = 5000');
+      migrate(db);
+    } catch (error) {
+      db?.close();
+      throw openError(options.path, error);
+    }
     const in_memory = options.path === ':memory:';
     const limits = options.wal_checkpoints === undefined ? DEFAULT_WAL_CHECKPOINT_LIMITS : options.wal_checkpoints;
     const checkpointer = in_memory || limits === null ? null : offLoopCheckpoints(db, options.path, limits, options.logger ?? null);
@@ -626,6 +634,45 @@ function offLoopCheckpoints(db: Database.Database, database_path: string, limits
 
 /** SQLite's default: a checkpoint in the commit that takes the WAL past 1,000 pages. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
+
+/**
+ * Refuses a database that holds tables but is not a Tabula ledger: the migrations would otherwise add
+ * the ledger's tables beside another application's (or fail half-way on a table of the same name),
+ * after switching the file to WAL. A ledger has its migrations table and the first migration's
+ * blocks; a new file has no table at all (or only an empty migrations table, from a start that
+ * stopped there).
+ */
+function refuseForeignDatabase(db: Database.Database, file: string): void {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").pluck().all() as string[];
+  if (tables.length === 0) return;
+  const migrations = tables.includes('schema_migrations')
+    ? (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('schema_migrations') as string[])
+    : [];
+  if (migrations.includes('version') && migrations.includes('applied_at')) {
+    const applied = db.prepare('SELECT count(*) FROM schema_migrations').pluck().get() as number;
+    if (applied === 0 && tables.length === 1) return;
+    if (tables.includes('blocks') && db.prepare('SELECT 1 FROM schema_migrations WHERE version = 1').get() !== undefined) return;
+  }
+  const shown = tables.slice(0, FOREIGN_TABLES_SHOWN).join(', ') + (tables.length > FOREIGN_TABLES_SHOWN ? ', …' : '');
+  throw new StorageOpenError(
+    `${file} is not a Tabula ledger: it holds another application's tables (${shown}); nothing was written to it. `
+    + 'Point DATABASE_URL at a new file or at a ledger',
+  );
+}
+
+const FOREIGN_TABLES_SHOWN = 5;
+
+/** SQLite's result codes (and the file system's) for a file that cannot be opened or written as a database. */
+const OPEN_FAULT_CODES = ['SQLITE_CANTOPEN', 'SQLITE_NOTADB', 'SQLITE_READONLY', 'SQLITE_CORRUPT', 'SQLITE_PERM', 'SQLITE_IOERR', 'SQLITE_FULL', 'SQLITE_AUTH'];
+const OPEN_SYSTEM_CODES = new Set(['EACCES', 'EPERM', 'ENOTDIR', 'EISDIR', 'ENOENT', 'EROFS', 'ENOSPC', 'EEXIST']);
+
+/** An operator's problem with the file becomes StorageOpenError (a one-line refusal at start); anything else is a bug and passes. */
+function openError(file: string, error: unknown): unknown {
+  if (error instanceof StorageOpenError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !(OPEN_FAULT_CODES.some((prefix) => code.startsWith(prefix)) || OPEN_SYSTEM_CODES.has(code))) return error;
+  return new StorageOpenError(`cannot open the SQLite ledger ${file}: ${(error as Error).message} (${code})`, { cause: error });
+}
 
 function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
