@@ -47,9 +47,9 @@ async function serve(config: Config): Promise<void> {
 }
 
 /**
- * What an operator meant by the settings: a port taken or not allowed, a host this machine cannot
- * listen on, a database that cannot be opened. Start-up ends with the message, naming the variable,
- * and no stack (a stack is for bugs).
+ * An address the settings ask for that cannot be had: a port taken or not allowed, a host this machine
+ * cannot listen on. Like a database that cannot be opened (StorageOpenError), start-up ends with the
+ * message, naming the variable, and no stack (a stack is for bugs).
  */
 class StartupError extends Error {}
 
