@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -35,6 +36,24 @@ describe('configuration', () => {
       }
       // Unset or empty is still unset.
       expect(() => loadConfig({ [name]: '' }), name).not.toThrow();
+    }
+  });
+
+  it('takes every integer setting over exactly the range the README gives it, and refuses one past either end', () => {
+    const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const rows = [...readme.matchAll(/^\| `([A-Z_]+)` \| .*\((\d+)\.\.(\d+)[;)]/gm)].map((match) => [match[1] as string, Number(match[2]), Number(match[3])] as const);
+    expect(rows.length).toBeGreaterThanOrEqual(20);
+    // Settings bounded by another one as well: that one is set so that only the range itself is tested.
+    const beside: Record<string, Record<string, string>> = {
+      HTTP_HEADERS_TIMEOUT_MS: { HTTP_REQUEST_TIMEOUT_MS: '600000' },
+      HTTP_REQUEST_TIMEOUT_MS: { HTTP_HEADERS_TIMEOUT_MS: '1000' },
+    };
+    for (const [name, low, high] of rows) {
+      const with_value = (value: number) => loadConfig({ ...beside[name], [name]: String(value) });
+      expect(() => with_value(low), `${name}=${low}`).not.toThrow();
+      expect(() => with_value(high), `${name}=${high}`).not.toThrow();
+      if (low > 0) expect(() => with_value(low - 1), `${name}=${low - 1}`).toThrow(new RegExp(`^${name}:`));
+      expect(() => with_value(high + 1), `${name}=${high + 1}`).toThrow(new RegExp(`^${name}:`));
     }
   });
 
