@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import { ForkDetectedError, LightClient, TabulaClient, VerificationError, type SignedCheckpoint, type TrustOptions } from '@tabula/client';
+import { base64Decode } from '../domain/shared/checkpoint.js';
 import type { Context } from './commands.js';
 import { UsageError } from './cli-config.js';
 import { print, type Output } from './output.js';
@@ -20,13 +21,12 @@ function stringValue(context: Context, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** The base64 of 32 bytes (44 characters with its padding, 43 without; standard or URL-safe alphabet). */
-const PUBLIC_KEY = /^[A-Za-z0-9+/_-]{43}=?$/;
+const ED25519_PUBLIC_KEY_BYTES = 32;
 
-/** `--public-key`, checked before anything is sent: a key of another form is bad usage (exit 2). */
+/** `--public-key`, checked as the light client checks it, before anything is sent: a key of another form is bad usage (exit 2). */
 function publicKeyOption(context: Context): string | undefined {
   const value = stringValue(context, 'public-key');
-  if (value !== undefined && !PUBLIC_KEY.test(value.trim())) {
+  if (value !== undefined && base64Decode(value.trim())?.length !== ED25519_PUBLIC_KEY_BYTES) {
     throw new UsageError('--public-key must be the base64 of a raw 32-byte Ed25519 public key (as GET /.well-known/tabula-checkpoint-key gives it)');
   }
   return value?.trim();

@@ -4,15 +4,14 @@
  * which a command that moves money must not guess at: it is bad usage (exit 2).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { isHash } from '../domain/shared/hex.js';
 import { UsageError } from './cli-config.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-const TRANSACTION_HASH = /^0x[0-9a-fA-F]{64}$/;
-
-/** A transaction hash given on the command line, checked before anything is sent. */
+/** A transaction hash given on the command line (any case, as the SDK takes it), checked before anything is sent. */
 export function transactionHashArgument(value: string): string {
-  if (!TRANSACTION_HASH.test(value)) throw new UsageError(`not a transaction hash (0x + 64 hex digits): ${value}`);
+  if (!isHash(value.toLowerCase())) throw new UsageError(`not a transaction hash (0x + 64 hex digits): ${value}`);
   return value;
 }
 
