@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../domain/shared/errors.js';
-import { isWellFormed } from '../domain/shared/canonical-json.js';
+import { holdsControlCharacters } from '../domain/control-characters.js';
 import { parseUserId } from '../domain/user-id.js';
 import { sequenceOfEventId, type EncodedEvent, type EventFeed, type EventType } from '../events/event.js';
 import type { Clock } from '../service/clock.js';
@@ -191,12 +191,9 @@ function isEndpointId(id: string): boolean {
   return ENDPOINT_ID.test(id);
 }
 
-/** Control characters (C0, DEL, C1) in a description, which is one line of text for people. */
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
-
 /** A description is stored and shown as given: it may not hold control characters or lone surrogates. */
 function checkDescription(description: string): string {
-  if (CONTROL_CHARACTER.test(description) || !isWellFormed(description)) {
+  if (holdsControlCharacters(description)) {
     throw new InvalidRequestError('validation_failed', 'description may not hold control characters or lone UTF-16 surrogates', 'description');
   }
   return description;
