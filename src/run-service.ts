@@ -71,17 +71,18 @@ function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
+/** The one line start-up ends with: the setting at fault, or, for a bug, the stack. */
+function startFailure(error: unknown): string {
+  if (error instanceof ConfigError) return `invalid configuration: ${error.message}`;
+  if (error instanceof StartupError) return `failed to start: ${error.message}`;
+  if (error instanceof StorageOpenError) return `failed to start: DATABASE_URL: ${error.message}`;
+  return `failed to start: ${error instanceof Error ? error.stack : String(error)}`;
+}
+
 /** Loads the configuration and serves until a signal; a bad configuration exits 1 naming the variable. */
 export function runService(load: () => Config): void {
   Promise.resolve().then(() => serve(load())).catch((error: unknown) => {
-    const message = error instanceof ConfigError
-      ? `invalid configuration: ${error.message}`
-      : error instanceof StartupError
-        ? `failed to start: ${error.message}`
-        : error instanceof StorageOpenError
-          ? `failed to start: DATABASE_URL: ${error.message}`
-          : `failed to start: ${error instanceof Error ? error.stack : String(error)}`;
-    process.stderr.write(`${message}\n`);
+    process.stderr.write(`${startFailure(error)}\n`);
     process.exit(1);
   });
 }

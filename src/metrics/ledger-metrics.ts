@@ -297,6 +297,11 @@ export class LedgerMetrics implements BlockSealObserver {
     workers: () => { busy: number; failing: number; max: number },
   ): (outcome: string) => void {
     const registers = [this.registry];
+    // A scrape collects every metric at once: the two gauges that read the endpoints share one read.
+    let reading: Promise<ReadonlyArray<WebhookEndpointState>> | null = null;
+    const read = () => (reading ??= endpoints().finally(() => {
+      reading = null;
+    }));
     const attempts = new Counter({
       name: 'tabula_webhook_deliveries_total',
       help: 'Webhook delivery attempts made by this instance, by outcome (delivered, failed, refused)',
@@ -310,7 +315,7 @@ export class LedgerMetrics implements BlockSealObserver {
       labelNames: ['endpoint'],
       registers,
       async collect() {
-        const states = await endpoints();
+        const states = await read();
         this.reset();
         for (const { endpoint, events } of states) this.set({ endpoint }, events);
       },
@@ -321,7 +326,7 @@ export class LedgerMetrics implements BlockSealObserver {
       labelNames: ['state'],
       registers,
       async collect() {
-        const states = await endpoints();
+        const states = await read();
         for (const state of ['active', 'failing', 'disabled'] as const) this.set({ state }, states.filter((endpoint) => endpoint.state === state).length);
       },
     });
