@@ -2,6 +2,9 @@
  * The embedded store: SQLite through better-sqlite3, in WAL mode with synchronous=FULL so that a
  * committed write survives a crash of the process or the machine. Every method runs one prepared
  * statement or one transaction; the service batches (group commit) so one fsync serves many requests.
+ * Write transactions begin IMMEDIATE: they take the write lock before their first read, so that two
+ * connections writing at once (two handles, each on a thread of its own: thread/) wait for each other
+ * under busy_timeout instead of one failing with SQLITE_BUSY when its read snapshot is overtaken.
  *
  * Appends are the exception to *how* (not whether) they are made durable: better-sqlite3 is
  * synchronous, so with synchronous=FULL the fsync of every group commit would stop the event loop.
@@ -209,7 +212,7 @@ export class SqliteStore implements LedgerStore {
         this.statements.setEventCounter.run(sequence.next - 1);
         head = sequence.next - 1;
         return appended;
-      })();
+      }).immediate();
       budget.committed();
       this.pending_history.stored(stored);
       this.checkpointer?.committed();
@@ -374,7 +377,7 @@ export class SqliteStore implements LedgerStore {
   commitBlock(commit: BlockCommit): Promise<void> {
     return guardWrite('seal a block', this.health, isSqliteStorageFault, async () => {
       await this.checkpointer?.ready();
-      const settle = this.db.transaction(() => this.writeBlock(commit))();
+      const settle = this.db.transaction(() => this.writeBlock(commit)).immediate();
       this.checkpointer?.committed();
       settle();
     });
@@ -477,7 +480,7 @@ export class SqliteStore implements LedgerStore {
     await guardWrite('fill in the history tree', this.health, isSqliteStorageFault, async () => {
       this.db.transaction(() => {
         for (const leaf of leaves) this.writeHistory(leaf);
-      })();
+      }).immediate();
     });
   }
 
