@@ -15,6 +15,8 @@ const CONTRACT_SUITES = [
   'test/service/competing-sealers.test.ts',
   'test/readme/**/*.test.ts',
 ];
+/** The store contract suites again on SQLite with the store on a thread of its own (src/store/sqlite/thread). */
+const STORE_THREAD_SUITES = CONTRACT_SUITES.filter((suite) => suite.startsWith('test/store/'));
 const CLUSTER_SUITES = ['test/cluster/**/*.test.ts'];
 /** The explorer driven in Chromium: its own project, so CI's second runtime can leave it out (.ci/run). */
 const BROWSER_SUITES = ['test/explorer/**/*.e2e.test.ts'];
@@ -38,6 +40,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'sqlite', include: CONTRACT_SUITES, env: { TEST_STORE: 'sqlite' } } },
       { extends: true, test: { name: 'postgres', include: CONTRACT_SUITES, env: { TEST_STORE: 'postgres' } } },
+      { extends: true, test: { name: 'sqlite-thread', include: STORE_THREAD_SUITES, env: { TEST_STORE: 'sqlite', TEST_SQLITE_STORE_THREAD: 'on' } } },
       { extends: true, test: { name: 'cluster', include: CLUSTER_SUITES } },
       { extends: true, test: { name: 'browser', include: BROWSER_SUITES } },
       {

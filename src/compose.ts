@@ -3,6 +3,7 @@
  * is what `run-service.ts` (behind `main.ts` and `tabula serve`) runs and what in-process tests use;
  * `stop` is the graceful shutdown.
  */
+import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
@@ -39,6 +40,8 @@ import { PostgresStore } from './store/postgres/postgres-store.js';
 import { loggerFormatOptions } from './logging/log-format.js';
 import { LOCK_CLASS } from './store/postgres/schema.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
+import { storeThreadWanted } from './store/sqlite/thread/store-thread-setting.js';
+import { ThreadedSqliteStore } from './store/sqlite/thread/threaded-sqlite-store.js';
 import type { WalCheckpointStats } from './store/sqlite/wal-checkpointer.js';
 import { AddressGuard } from './webhooks/address-guard.js';
 import { RETRY_DELAY_CAP_MS } from './webhooks/retry-backoff.js';
@@ -121,7 +124,8 @@ export async function openStorage(config: Config, logger: Logger, clock: Clock =
   const database = config.database;
   const health = new StorageHealth(clock, logger);
   if (database.kind === 'sqlite') {
-    const store = SqliteStore.open({ path: database.path, health, logger });
+    const options = { path: database.path, health, logger };
+    const store = storeThreadWanted(config.sqlite_store_thread, os.availableParallelism()) ? await ThreadedSqliteStore.open(options) : SqliteStore.open(options);
     return { store, lease: new SoleSealerLease(), event_signal: null, health, webhooks: store.webhooks(), wal_checkpoints: () => store.walCheckpoints() };
   }
   const connection = { url: database.url, schema: database.schema, timeouts: config.postgres_timeouts };

@@ -13,6 +13,7 @@ import { READ_CACHE_DEFAULT_BYTES, READ_CACHE_LIMIT_BYTES } from './read-cache/s
 import { HEAP_GROWING_PERCENT_DEFAULT, HEAP_GROWING_PERCENT_MAX } from './runtime/heap-growth.js';
 import { POSTGRES_TIMEOUTS_DEFAULT, SCHEMA_NAME_PATTERN, type PostgresTimeouts } from './store/postgres/connection.js';
 import { parseCheckpointKey, type CheckpointKey } from './checkpoints/checkpoint-key.js';
+import { SQLITE_STORE_THREAD_SETTINGS, type SqliteStoreThreadSetting } from './store/sqlite/thread/store-thread-setting.js';
 import { chooseLogFormat, LOG_FORMAT_SETTINGS, type LogFormat, type LogFormatSetting } from './logging/log-format.js';
 
 /** PostgreSQL: `schema` comes from the URL's `?schema=` parameter (removed from `url`); null: the server's search_path. */
@@ -62,6 +63,8 @@ export type Config = {
   block_txs_max: number;
   /** Transactions stored and waiting to be sealed at the most; past it submissions get 503 pending_backlog_full. */
   pending_max: number;
+  /** SQLITE_STORE_THREAD: the SQLite store on a thread of its own (src/store/sqlite/thread); `auto` decides by the CPUs. */
+  sqlite_store_thread: SqliteStoreThreadSetting;
   /** READ_CACHE_MAX_BYTES: serialised answers of sealed transactions, blocks and final history pages kept in memory at the most (src/read-cache); 0: none. */
   read_cache_max_bytes: number;
   /**
@@ -173,6 +176,7 @@ export function loadConfig(env: Environment = process.env, runtime: ConfigRuntim
     block_interval_ms: integer(env, 'BLOCK_INTERVAL_MS', 1000, 10, 3_600_000),
     block_txs_max: integer(env, 'BLOCK_TXS_MAX', 10_000, 1, BLOCK_TXS_LIMIT),
     pending_max: integer(env, 'PENDING_MAX', PENDING_MAX_DEFAULT, 1, PENDING_MAX_LIMIT),
+    sqlite_store_thread: (oneOf(env, 'SQLITE_STORE_THREAD', [...SQLITE_STORE_THREAD_SETTINGS]) ?? 'auto') as SqliteStoreThreadSetting,
     read_cache_max_bytes: integer(env, 'READ_CACHE_MAX_BYTES', READ_CACHE_DEFAULT_BYTES, 0, READ_CACHE_LIMIT_BYTES),
     heap_growing_percent: integer(env, 'HEAP_GROWING_PERCENT', HEAP_GROWING_PERCENT_DEFAULT, 0, HEAP_GROWING_PERCENT_MAX),
     native_symbol: symbol(env, 'NATIVE_SYMBOL') ?? 'TAB',

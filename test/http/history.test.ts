@@ -11,6 +11,7 @@ import { sha256 } from '../../src/domain/hashing.js';
 import { hexToBytes, toHashHex } from '../../src/domain/shared/hex.js';
 import { verifyConsistencySteps } from '../../src/domain/shared/history-tree.js';
 import { merkleRoot, rootFromInclusionProof } from '../../src/domain/shared/merkle.js';
+import Database from '../../src/store/sqlite/sqlite-driver.js';
 import { startTestTabula, type TestTabula } from '../support/in-process-tabula.js';
 import { clientFor, expectProblem, type Client } from '../support/http-client.js';
 
@@ -32,6 +33,21 @@ describe('history tree and checkpoints', () => {
       await ledger.producer.sealNext();
     }
     return hashes;
+  }
+
+  /** Empties the history tree behind the service's back, as a ledger from before it would be: on SQLite from a connection of the test's own (the store's is on its thread). */
+  async function forgetHistoryNodes(): Promise<void> {
+    const database = ledger.config.database;
+    if (database.kind === 'sqlite') {
+      const db = new Database(database.path);
+      try {
+        db.exec('DELETE FROM history_nodes');
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    await (ledger.store as unknown as { pool: { query(sql: string): Promise<unknown> } }).pool.query('DELETE FROM history_nodes');
   }
 
   async function blockHashes(): Promise<Uint8Array[]> {
@@ -107,9 +123,7 @@ describe('history tree and checkpoints', () => {
   it('fills in the history tree of a ledger whose blocks predate it', async () => {
     await sealBlocks(5);
     const before = (await admin.get('/api/checkpoint')).json;
-    const database = ledger.store as unknown as { db?: { exec(sql: string): void }; pool?: { query(sql: string): Promise<unknown> } };
-    if (database.db !== undefined) database.db.exec('DELETE FROM history_nodes');
-    else await database.pool?.query('DELETE FROM history_nodes');
+    await forgetHistoryNodes();
     expect(await ledger.store.historySize()).toBe(0);
     const { fillHistory } = await import('../../src/service/history-writer.js');
     expect(await fillHistory(ledger.store)).toBe(6);

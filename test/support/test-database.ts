@@ -14,6 +14,7 @@ import { inject } from 'vitest';
 import type { LedgerStore } from '../../src/service/ledger-store.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { ThreadedSqliteStore } from '../../src/store/sqlite/thread/threaded-sqlite-store.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -32,6 +33,11 @@ export function testStoreKind(): StoreKind {
   return kind;
 }
 
+/** The vitest project `sqlite-thread` runs the store contract suites on the SQLite store's thread (src/store/sqlite/thread). */
+export function sqliteStoreThread(): boolean {
+  return process.env.TEST_SQLITE_STORE_THREAD === 'on';
+}
+
 export function testPostgresUrl(): string {
   return process.env.TEST_DATABASE_URL ?? DEFAULT_TEST_DATABASE_URL;
 }
@@ -45,7 +51,7 @@ export type TestDatabase = {
   dir: string;
   /** On PostgreSQL: the server's URL and the schema of this database. */
   postgres: { url: string; schema: string } | null;
-  /** Opens a store on it (several may be open at once, as several instances would). */
+  /** Opens a store on it (several may be open at once, as several instances would); on SQLite on a thread of its own when TEST_SQLITE_STORE_THREAD is `on`. */
   open(): Promise<LedgerStore>;
   /** Deletes it. */
   drop(): Promise<void>;
@@ -56,7 +62,7 @@ export async function createTestDatabase(kind: StoreKind = testStoreKind()): Pro
   const removeDir = () => fs.rmSync(dir, { recursive: true, force: true });
   if (kind === 'sqlite') {
     const file = path.join(dir, 'ledger.db');
-    return { kind, url: `sqlite:${file}`, dir, postgres: null, open: async () => SqliteStore.open({ path: file }), drop: async () => removeDir() };
+    return { kind, url: `sqlite:${file}`, dir, postgres: null, open: () => (sqliteStoreThread() ? ThreadedSqliteStore.open({ path: file }) : Promise.resolve(SqliteStore.open({ path: file }))), drop: async () => removeDir() };
   }
   const schema = `${inject('postgres_schema_prefix')}_${randomBytes(6).toString('hex')}`;
   const base = testPostgresUrl();
