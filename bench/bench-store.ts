@@ -12,6 +12,7 @@ import type { Transaction, TransactionType } from '../src/domain/transaction.js'
 import type { LedgerStore } from '../src/service/ledger-store.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { ThreadedSqliteStore } from '../src/store/sqlite/thread/threaded-sqlite-store.js';
 
 export const DEFAULT_BENCH_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -30,12 +31,13 @@ export type BenchStore = {
 export async function openBenchStore(
   kind: string, url = process.env.TEST_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, prepare_sqlite_file?: (file: string) => void,
 ): Promise<BenchStore> {
-  if (kind === 'sqlite') {
+  if (kind === 'sqlite' || kind === 'sqlite-thread') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-bench-'));
     const file = path.join(dir, 'ledger.db');
     prepare_sqlite_file?.(file);
-    const store = SqliteStore.open({ path: file });
-    return { store, location: { kind, file }, cleanup: async () => { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+    // sqlite-thread: the store as the service runs it, on a thread of its own (every call a handover).
+    const store = kind === 'sqlite' ? SqliteStore.open({ path: file }) : await ThreadedSqliteStore.open({ path: file });
+    return { store, location: { kind: 'sqlite', file }, cleanup: async () => { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
   }
   const schema = `tabula_bench_${randomBytes(4).toString('hex')}`;
   const store = await PostgresStore.open({ url, schema });

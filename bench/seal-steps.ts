@@ -1,6 +1,6 @@
 /**
  * Where one sealed block's time goes, store call by store call: `npx tsx bench/seal-steps.ts
- * [sqlite|postgres] [transactions] [block_txs_max] [--append-connections N] [--append-batch N] [--sealed-before N]`.
+ * [sqlite|sqlite-thread|postgres] [transactions] [block_txs_max] [--append-connections N] [--append-batch N] [--sealed-before N]`.
  * Preloads pending transfers like bench/sealer-throughput.ts, then seals them with each store method
  * timed; prints ms per step and µs per sealed transaction. By default one connection appends batches
  * of 2,000 in order; `--append-connections 8 --append-batch 32` appends as the service's group commits
