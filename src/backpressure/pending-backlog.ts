@@ -10,7 +10,8 @@
  *
  * A block sealed here frees its places at once (`sealed`), without counting the store, so a client
  * told to retry after the next block is not refused by a count the block has already made stale; a
- * count that was being read while the block was sealed is read again after it.
+ * count that was being read while the block was sealed is read again after it, and so is one that
+ * appends overlapped (it may count them twice): at most one count a block, and only under load.
  *
  * The store counts up to PENDING_MAX + 1 only: whether the bound is passed is all the count decides,
  * and a backlog of millions (PENDING_MAX may be 100,000,000) would otherwise cost a scan of its
@@ -48,6 +49,11 @@ export class PendingBacklog {
   private refreshing: Promise<void> | null = null;
   /** Something changed while the count was being read: read it again when that read ends. */
   private count_again = false;
+  /**
+   * Appends were stored while the last count was read: it may hold them too, counted twice beside
+   * `appended_since` until the next count. A block sealed here counts again rather than keep that excess.
+   */
+  private overlapped = false;
   private timer: NodeJS.Timeout | null = null;
   /** Submissions refused so far (each batch counts its items). */
   refused = 0;
@@ -120,7 +126,7 @@ export class PendingBacklog {
    */
   sealed(transactions: number): Promise<void> {
     this.sealed_since += transactions;
-    if (this.capped || this.refreshing !== null) return this.refresh();
+    if (this.capped || this.refreshing !== null || this.overlapped) return this.refresh();
     return Promise.resolve();
   }
 
@@ -152,6 +158,7 @@ export class PendingBacklog {
       }
       this.appended_since -= appended_before;
       this.sealed_since -= sealed_before;
+      this.overlapped = this.appended_since > 0;
       if (!this.count_again) return;
     }
   }

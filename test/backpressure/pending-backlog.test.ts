@@ -77,6 +77,32 @@ describe('PendingBacklog', () => {
     backlog.admit(3);
   });
 
+  it('counts again after a block when appends were stored while the last count was read, so that they are not counted twice', async () => {
+    let stored = 0;
+    const answers: Array<() => void> = [];
+    const backlog = new PendingBacklog(() => new Promise<number>((resolve) => { answers.push(() => resolve(stored)); }), { pending_max: 3, refresh_ms: 60_000, retry_after_s: 1 });
+    // A timed count is asked for; three appends are stored before it answers, and it sees them.
+    const timed = backlog.refresh();
+    backlog.admit(3);
+    backlog.settle(3, 3);
+    stored = 3;
+    answers.shift()!();
+    await timed;
+    expect(backlog.estimate).toBe(6);
+    // The block seals the three: the estimate, twice too high, is not kept; the store is counted.
+    stored = 0;
+    const after_seal = backlog.sealed(3);
+    expect(answers).toHaveLength(1);
+    answers.shift()!();
+    await after_seal;
+    expect(backlog.estimate).toBe(0);
+    backlog.admit(3);
+    // A count that no append overlapped is trusted: the next block counts nothing.
+    backlog.settle(3, 3);
+    await backlog.sealed(3);
+    expect(answers).toHaveLength(0);
+  });
+
   it('asks the store to count up to PENDING_MAX + 1 only, and lets no sealed block lower a count that reached that cap', async () => {
     const asked: number[] = [];
     let stored = 1_000_000;
