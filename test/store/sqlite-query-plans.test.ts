@@ -10,8 +10,9 @@ import Database from '../../src/store/sqlite/sqlite-driver.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SQL, SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { PENDING_ROWS_SQL } from '../../src/store/sqlite/sqlite-pending-rows.js';
+import { HASH_INDEX_SQL } from '../../src/store/sqlite/sqlite-hash-index.js';
 
-const READS = ['getTransaction', 'balance', 'balancesOfUser', 'latestBlock', 'blockAtOrBefore', 'getBlock', 'listBlocks', 'blockTransactionHashes', 'activeUsers', 'findIdempotency', 'sealTransaction', 'sealTransactionBySeq', 'touchAccount', 'sealedEventTransactions', 'newestAccountSeq', 'newestSeq'] as const;
+const READS = ['getTransaction', 'balance', 'balancesOfUser', 'latestBlock', 'blockAtOrBefore', 'getBlock', 'listBlocks', 'blockTransactionHashes', 'activeUsers', 'findIdempotency', 'sealTransactionBySeq', 'touchAccount', 'sealedEventTransactions', 'newestAccountSeq', 'newestSeq'] as const;
 
 describe('SQLite query plans', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-plans-'));
@@ -42,12 +43,21 @@ describe('SQLite query plans', () => {
     for (const step of plan.slice(1)) expect(step, shown).toMatch(/^(LIST SUBQUERY|SCAN json_each VIRTUAL TABLE)/);
   });
 
-  it('looks transactions up by hash with one seek of the hash-prefix index per hash of the list, scanning only the list', () => {
-    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.transactionsByHash}`).all('["a","b"]', '["a","b"]') as Array<{ detail: string }>).map((row) => row.detail);
+  it('reads the transactions the hash index names with one seek by row number per entry of the list, scanning only the list', () => {
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.transactionsByHash}`).all('[1,2]') as Array<{ detail: string }>).map((row) => row.detail);
     const shown = plan.join(' | ');
-    expect(plan[0], shown).toMatch(/^SEARCH t USING INDEX transactions_by_hash_prefix \(<expr>=\?\)/);
-    // The whole hashes' list is filtered through a Bloom filter of at most TRANSACTIONS_BY_HASH_MAX entries.
-    for (const step of plan.slice(1)) expect(step, shown).toMatch(/^(LIST SUBQUERY|SCAN json_each VIRTUAL TABLE|CREATE BLOOM FILTER|SEARCH b USING INTEGER PRIMARY KEY)/);
+    expect(plan[0], shown).toMatch(/^SEARCH t USING INTEGER PRIMARY KEY \(rowid=\?\)/);
+    for (const step of plan.slice(1)) expect(step, shown).toMatch(/^(LIST SUBQUERY|SCAN json_each VIRTUAL TABLE|SEARCH b USING INTEGER PRIMARY KEY)/);
+  });
+
+  it("finds a merged hash with one seek of the index table's key, and the rows after the mark from the rowid's B-tree", () => {
+    const found = (db.prepare(`EXPLAIN QUERY PLAN ${HASH_INDEX_SQL.findMerged}`).all('0123456789abcdef', '0x01') as Array<{ detail: string }>).map((row) => row.detail);
+    expect(found, found.join(' | ')).toEqual([
+      expect.stringMatching(/^SEARCH h USING PRIMARY KEY \(prefix=\?\)/),
+      expect.stringMatching(/^SEARCH t USING INTEGER PRIMARY KEY \(rowid=\?\)/),
+    ]);
+    const after = (db.prepare(`EXPLAIN QUERY PLAN ${HASH_INDEX_SQL.rowsAfter}`).all(1) as Array<{ detail: string }>).map((row) => row.detail);
+    expect(after, after.join(' | ')).toEqual([expect.stringMatching(/^SEARCH transactions USING INTEGER PRIMARY KEY \(rowid>\?\)/)]);
   });
 
   /** The covering indexes an account's sealed history is read from, the sender's side and the receiver's (its pending part is in memory). */

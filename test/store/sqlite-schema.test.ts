@@ -61,17 +61,28 @@ describe('SQLite schema guards', () => {
     refuses("UPDATE transactions SET amount = 6 WHERE status = 'pending'");
   });
 
-  it('stores a transaction hash once (its index is of prefixes, which need not be unique)', () => {
+  it('keeps a transaction hash once in its index (of prefixes, which need not be unique), and never changes or deletes an entry', () => {
     const stored = db.prepare('SELECT * FROM transactions WHERE seq = 1').get() as Record<string, unknown>;
     const columns = Object.keys(stored).filter((name) => name !== 'seq');
-    const insert = `INSERT INTO transactions (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
+    const insert = db.prepare(`INSERT INTO transactions (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
     const pending: Record<string, unknown> = { ...stored, status: 'pending', block_number: null, position: null, error: null, event_seq: null };
-    refuses(insert, ...columns.map((name) => pending[name]));
-    // The same first 64 bits, another hash: stored beside it.
-    const neighbour = `${String(stored.tx_hash).slice(0, 18)}${'f'.repeat(48)}`;
+    const row = (tx_hash: string) => Number(insert.run(...columns.map((name) => (name === 'tx_hash' ? tx_hash : pending[name]))).lastInsertRowid);
+    const entry = db.prepare('INSERT INTO transaction_hashes (prefix, seq) VALUES (substr(?, 3, 16), ?)');
+    const tx_hash = String(stored.tx_hash);
     expect(() => db.transaction(() => {
-      db.prepare(insert).run(...columns.map((name) => (name === 'tx_hash' ? neighbour : pending[name])));
-      expect(db.prepare('SELECT count(*) FROM transactions WHERE substr(tx_hash, 3, 16) = substr(?, 3, 16)').pluck().get(neighbour)).toBe(2);
+      entry.run(tx_hash, 1);
+      // The table takes a second row with the hash (the store refuses it before it appends:
+      // sqlite-hash-index.test.ts); the index does not.
+      expect(() => entry.run(tx_hash, row(tx_hash))).toThrow(/stored once/);
+      // The same first 64 bits, another hash: its entry goes in beside it.
+      const neighbour = `${tx_hash.slice(0, 18)}${'f'.repeat(48)}`;
+      entry.run(neighbour, row(neighbour));
+      expect(db.prepare('SELECT count(*) FROM transaction_hashes WHERE prefix = substr(?, 3, 16)').pluck().get(neighbour)).toBe(2);
+      expect(() => db.prepare('DELETE FROM transaction_hashes').run()).toThrow(/never deleted/);
+      expect(() => db.prepare('UPDATE transaction_hashes SET seq = seq + 100').run()).toThrow(/never changed/);
+      db.prepare('UPDATE transaction_hashes_merged SET through_seq = 3').run();
+      expect(() => db.prepare('UPDATE transaction_hashes_merged SET through_seq = 2').run()).toThrow(/only moves forward/);
+      expect(() => db.prepare('DELETE FROM transaction_hashes_merged').run()).toThrow(/never deleted/);
       throw new RolledBack();
     })()).toThrow(RolledBack);
   });
@@ -113,7 +124,7 @@ describe('SQLite migrations', () => {
       const history_indexes = upgraded.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'transactions_%_by_%' ORDER BY name").pluck().all();
       const versions = upgraded.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
       upgraded.close();
-      expect(indexes).toEqual(['transactions_by_block', 'transactions_by_event', 'transactions_by_hash_prefix']);
+      expect(indexes).toEqual(['transactions_by_block', 'transactions_by_event']);
       expect(history_indexes).toEqual(['transactions_sealed_by_from', 'transactions_sealed_by_to']);
       expect(versions).toEqual(MIGRATIONS.map((migration) => migration.version));
     } finally {
@@ -150,15 +161,17 @@ describe('SQLite migrations', () => {
         expect(upgraded.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'transactions'").pluck().get()).toBe(9);
         expect(upgraded.prepare("SELECT sql FROM sqlite_master WHERE name = 'transactions'").pluck().get()).not.toMatch(/UNIQUE/);
         const after = objects(upgraded);
-        expect(after.filter((object) => !before.some((old_object) => JSON.stringify(old_object) === JSON.stringify(object))))
-          .toEqual([{ type: 'index', name: 'transactions_by_hash_prefix' }, { type: 'trigger', name: 'transactions_hash_unique' }]);
+        // Migration 13's prefix index and its trigger, since replaced by the hash index's table (migration 15).
+        expect(after.filter((object) => !before.some((old_object) => JSON.stringify(old_object) === JSON.stringify(object)))).toEqual([]);
         expect(before.filter((object) => !after.some((new_object) => JSON.stringify(new_object) === JSON.stringify(object))))
           .toEqual([{ type: 'index', name: expect.stringMatching(/^sqlite_autoindex_transactions_/) }]);
-        // The guards of migrations 8 and 12, made again: a sealed row never changes, none is deleted, a hash is stored once.
+        // The guards of migrations 8 and 12, made again: a sealed row never changes, none is deleted.
         expect(() => upgraded.prepare("UPDATE transactions SET error = 'other' WHERE seq = 7").run()).toThrow(/never changes/);
         expect(() => upgraded.prepare('DELETE FROM transactions WHERE seq = 9').run()).toThrow(/never deleted/);
-        expect(() => upgraded.prepare(`INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status)
-          VALUES (?, 'alice', 'bob', 1, 'TAB', 'transfer', '{}', 'n4', 1800000000, 'pending')`).run(hash('a'))).toThrow(/stored once/);
+        // Every row's hash in the index, the mark after the newest.
+        expect(upgraded.prepare('SELECT prefix, seq FROM transaction_hashes ORDER BY seq').raw().all())
+          .toEqual([[hash('a').slice(2, 18), 4], [hash('b').slice(2, 18), 7], [hash('c').slice(2, 18), 9]]);
+        expect(upgraded.prepare('SELECT through_seq FROM transaction_hashes_merged').pluck().get()).toBe(9);
       } finally {
         upgraded.close();
       }

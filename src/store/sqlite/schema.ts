@@ -471,4 +471,51 @@ ALTER TABLE idempotency_keys_in_order RENAME TO idempotency_keys;
 CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at);
 `,
   },
+  {
+    // The transaction hash's index written in merges (sqlite-hash-index.ts): a table of prefixes and row
+    // numbers holding every row up to a mark, the rows after it found in memory until a merge writes
+    // them in sorted ranges. The index over every row, written on accept, put nearly every transaction of
+    // a group commit on a page of its own (docs/performance.md, "The transaction hash's index written in
+    // merges"). A hash is still stored once: the store checks before it appends, and the table's trigger
+    // refuses an entry for a second row with the same hash. Filled once, at start-up, from the rows held.
+    version: 15,
+    sql: `
+CREATE TABLE transaction_hashes (
+  prefix TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY (prefix, seq)
+) WITHOUT ROWID;
+CREATE TABLE transaction_hashes_merged (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  through_seq INTEGER NOT NULL CHECK (through_seq >= 0)
+);
+INSERT INTO transaction_hashes (prefix, seq) SELECT substr(tx_hash, 3, 16), seq FROM transactions ORDER BY 1, 2;
+INSERT INTO transaction_hashes_merged (id, through_seq) VALUES (1, coalesce((SELECT max(seq) FROM transactions), 0));
+DROP TRIGGER transactions_hash_unique;
+DROP INDEX transactions_by_hash_prefix;
+CREATE TRIGGER transaction_hashes_unique BEFORE INSERT ON transaction_hashes
+WHEN EXISTS (SELECT 1 FROM transaction_hashes h JOIN transactions t ON t.seq = h.seq
+  WHERE h.prefix = NEW.prefix AND h.seq <> NEW.seq AND t.tx_hash = (SELECT tx_hash FROM transactions WHERE seq = NEW.seq))
+BEGIN
+  SELECT RAISE(ABORT, 'a transaction hash is stored once');
+END;
+CREATE TRIGGER transaction_hashes_kept BEFORE DELETE ON transaction_hashes
+BEGIN
+  SELECT RAISE(ABORT, 'the transaction hash index is never deleted from');
+END;
+CREATE TRIGGER transaction_hashes_unchanged BEFORE UPDATE ON transaction_hashes
+BEGIN
+  SELECT RAISE(ABORT, 'the transaction hash index is never changed');
+END;
+CREATE TRIGGER transaction_hashes_merged_forward BEFORE UPDATE ON transaction_hashes_merged
+WHEN NEW.through_seq < OLD.through_seq OR NEW.id <> OLD.id
+BEGIN
+  SELECT RAISE(ABORT, 'the hash index mark only moves forward');
+END;
+CREATE TRIGGER transaction_hashes_merged_kept BEFORE DELETE ON transaction_hashes_merged
+BEGIN
+  SELECT RAISE(ABORT, 'the hash index mark is never deleted');
+END;
+`,
+  },
 ];

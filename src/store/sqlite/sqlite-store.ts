@@ -46,11 +46,12 @@ import { guardWrite, isSystemFault, StorageOpenError, type StorageHealthReporter
 import { decodeVolumes, encodeVolumes, swapVolume } from '../volume-totals.js';
 import { MIGRATIONS } from './schema.js';
 import { SqliteFailureBudget, type SqliteBudgetPass } from './sqlite-failure-budget.js';
+import { DEFAULT_HASH_MERGE_LIMITS, SqliteHashIndex, type HashMergeLimits } from './sqlite-hash-index.js';
 import { newestOf, SqlitePendingHistory, type PendingHistoryRow } from './sqlite-pending-history.js';
 import { SqlitePendingRows } from './sqlite-pending-rows.js';
 import { SqliteWebhookStore } from './sqlite-webhook-store.js';
 import { DEFAULT_WAL_CHECKPOINT_LIMITS, WalCheckpointer, type WalCheckpointLimits, type WalCheckpointStats } from './wal-checkpointer.js';
-import { assert } from '../../domain/shared/errors.js';
+import { assert, StorageUnavailableError } from '../../domain/shared/errors.js';
 import { POOL_ACCOUNT_SQL } from '../system-accounts-sql.js';
 import { CoalescedRead } from '../coalesced-read.js';
 import type { HistoryNode, NodeKey } from '../../domain/shared/history-tree.js';
@@ -116,7 +117,15 @@ export type SqliteStoreOptions = {
   logger?: Logger | null;
   /** When the WAL is checkpointed off the event loop (absent: the defaults); null leaves it to SQLite, in the commit. */
   wal_checkpoints?: WalCheckpointLimits | null;
+  /** When the transaction hash's index is merged (absent: the defaults; sqlite-hash-index.ts). */
+  hash_merge?: HashMergeLimits;
 };
+
+/** A stored transaction as the in-memory copies need it once its append has committed. */
+type StoredRow = PendingHistoryRow & { tx_hash: string };
+
+/** After a merge step fails for a storage fault, the pause before the next try. */
+const HASH_MERGE_RETRY_MS = 1000;
 
 /** SQLite's result codes for a storage that cannot take a write (full, read-only, I/O error, file gone). */
 function isSqliteStorageFault(error: unknown): boolean {
@@ -139,6 +148,13 @@ export class SqliteStore implements LedgerStore {
   private readonly pending_rows: SqlitePendingRows;
   /** Null for an in-memory database, or when SQLite checkpoints in the commit. */
   private readonly checkpointer: WalCheckpointer | null;
+  /** The transaction hash's index: the rows after its mark in memory, merged into its table in steps. */
+  private readonly hash_index: SqliteHashIndex;
+  /** The next merge step, when one is due. */
+  private hash_merge_timer: NodeJS.Timeout | null = null;
+  /** Set when a merge step failed for something other than a storage fault (a bug, or a ledger changed by hand): merging stops. */
+  private hash_merge_stopped = false;
+  private readonly logger: Logger | null;
   /** See appendedEventHead. */
   private appended_head = 0;
   /**
@@ -154,15 +170,20 @@ export class SqliteStore implements LedgerStore {
    */
   private readonly newest_seq = new CoalescedRead(async () => this.statements.newestSeq.get() as number | null);
 
-  private constructor(db: Database.Database, wal_path: string | null, health: StorageHealthReporter | null, checkpointer: WalCheckpointer | null) {
+  private constructor(
+    db: Database.Database, wal_path: string | null, health: StorageHealthReporter | null, checkpointer: WalCheckpointer | null,
+    logger: Logger | null, hash_merge: HashMergeLimits,
+  ) {
     this.db = db;
     this.health = health;
     this.checkpointer = checkpointer;
+    this.logger = logger;
     this.statements = prepareStatements(db);
     this.failure_budget = new SqliteFailureBudget(db);
     this.pending_history = new SqlitePendingHistory(db);
     this.pending_rows = new SqlitePendingRows(db, [this.failure_budget, this.pending_history]);
-    this.pending_rows.sync(this.dataVersion());
+    this.hash_index = new SqliteHashIndex(db, hash_merge);
+    this.syncWithOtherWriters();
     this.wal = wal_path === null ? null : fs.promises.open(wal_path, 'r');
     // Observed here so a failure is not an unhandled rejection; the first append still sees it and fails.
     this.wal?.catch(() => undefined);
@@ -188,7 +209,9 @@ export class SqliteStore implements LedgerStore {
     const limits = options.wal_checkpoints === undefined ? DEFAULT_WAL_CHECKPOINT_LIMITS : options.wal_checkpoints;
     const checkpointer = in_memory || limits === null ? null : offLoopCheckpoints(db, options.path, limits, options.logger ?? null);
     // The WAL exists from the first write (the migrations) for as long as a connection is open.
-    return new SqliteStore(db, in_memory ? null : `${options.path}-wal`, options.health ?? null, checkpointer);
+    const store = new SqliteStore(db, in_memory ? null : `${options.path}-wal`, options.health ?? null, checkpointer, options.logger ?? null, options.hash_merge ?? DEFAULT_HASH_MERGE_LIMITS);
+    store.scheduleHashMerge();
+    return store;
   }
 
   /** Durable when it resolves: committed, then the WAL fsynced off the event loop (see the top of this file). */
@@ -203,11 +226,12 @@ export class SqliteStore implements LedgerStore {
     let head = this.appended_head;
     try {
       const budget = this.failure_budget.begin();
-      const stored: PendingHistoryRow[] = [];
+      const stored: StoredRow[] = [];
       results = this.db.transaction(() => {
         this.syncWithOtherWriters();
         const sequence = { next: this.lastEventSequence() + 1 };
-        const appended = batch.map((item) => this.appendOne(item, sequence, budget, stored));
+        const hashes = batch.length > 1 ? new Set<string>() : null;
+        const appended = batch.map((item) => this.appendOne(item, sequence, budget, stored, hashes));
         budget.finish();
         this.statements.setEventCounter.run(sequence.next - 1);
         head = sequence.next - 1;
@@ -215,10 +239,12 @@ export class SqliteStore implements LedgerStore {
       }).immediate();
       budget.committed();
       this.pending_history.stored(stored);
+      this.hash_index.stored(stored);
       this.checkpointer?.committed();
     } finally {
       this.statements.synchronousFull.run();
     }
+    this.scheduleHashMerge();
     if (this.wal !== null) await (await this.wal).sync();
     // Two appends' fsyncs may resolve out of order: the head only moves forward (as on PostgreSQL).
     this.appended_head = Math.max(this.appended_head, head);
@@ -234,9 +260,63 @@ export class SqliteStore implements LedgerStore {
     return this.statements.dataVersion.get() as number;
   }
 
-  /** First thing in a write transaction that appends or seals: what is kept in memory of the pending rows, rebuilt if another connection wrote since. */
+  /** First thing in a write transaction and before a look-up by hash: what is kept in memory of the rows, brought up to date if another connection wrote since. */
   private syncWithOtherWriters(): void {
-    this.pending_rows.sync(this.dataVersion());
+    const data_version = this.dataVersion();
+    this.pending_rows.sync(data_version);
+    this.hash_index.sync(data_version);
+  }
+
+  /** Before a look-up by hash: the rows after the index's mark as another connection may have added them. */
+  private syncHashes(): void {
+    this.hash_index.sync(this.dataVersion());
+  }
+
+  /** Arms the next merge step of the hash index if one is due and none is armed. */
+  private scheduleHashMerge(delay_ms = this.hash_index.step_interval_ms): void {
+    if (this.hash_merge_timer !== null || this.hash_merge_stopped || !this.db.open || !this.hash_index.wantsStep()) return;
+    this.hash_merge_timer = setTimeout(() => {
+      this.hash_merge_timer = null;
+      void this.runHashMergeStep();
+    }, delay_ms);
+    this.hash_merge_timer.unref();
+  }
+
+  /**
+   * One step of the hash index's merge, in a write transaction of its own, committed without an fsync
+   * of its own: the index is derived from the rows, and the WAL keeps commits in order, so a step lost
+   * with the machine is lost with every step after it, the mark included, and is written again. A
+   * storage fault is reported as any write's and tried again later; anything else stops the merging
+   * (the look-ups stay exact: the rows stay in memory) and is logged.
+   */
+  private async runHashMergeStep(): Promise<void> {
+    let retry_ms: number | undefined;
+    try {
+      await guardWrite('merge the transaction hash index', this.health, isSqliteStorageFault, async () => {
+        await this.checkpointer?.ready();
+        if (this.hash_merge_stopped || !this.db.open) return;
+        this.statements.synchronousNormal.run();
+        try {
+          const settle = this.db.transaction(() => {
+            this.syncWithOtherWriters();
+            return this.hash_index.wantsStep() ? this.hash_index.mergeStep() : () => undefined;
+          }).immediate();
+          settle();
+        } finally {
+          this.statements.synchronousFull.run();
+        }
+        this.checkpointer?.committed();
+      });
+    } catch (error) {
+      if (error instanceof StorageUnavailableError) {
+        this.logger?.warn({ err: error }, 'the transaction hash index could not be merged now; trying again');
+        retry_ms = HASH_MERGE_RETRY_MS;
+      } else {
+        this.hash_merge_stopped = true;
+        this.logger?.error({ err: error }, 'the transaction hash index cannot be merged: merging stopped, look-ups by hash stay exact');
+      }
+    }
+    this.scheduleHashMerge(retry_ms);
   }
 
   private lastEventSequence(): number {
@@ -244,7 +324,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   /** Stores one item (and adds it to `stored`); a stored transaction takes `sequence.next` as the sequence of its accepted event. */
-  private appendOne(item: PendingAppend, sequence: { next: number }, budget: SqliteBudgetPass, stored: PendingHistoryRow[]): AppendResult {
+  private appendOne(item: PendingAppend, sequence: { next: number }, budget: SqliteBudgetPass, stored: StoredRow[], hashes: Set<string> | null): AppendResult {
     const tx = item.transaction;
     if (item.idempotency !== null) {
       const claim = this.statements.claimIdempotency.run(
@@ -257,11 +337,13 @@ export class SqliteStore implements LedgerStore {
     }
     const refused = budget.admit(item);
     if (refused !== null) return refused;
+    assert(this.hash_index.seqOf(tx.tx_hash) === null && hashes?.has(tx.tx_hash) !== true, `transaction ${tx.tx_hash} is stored once`);
+    hashes?.add(tx.tx_hash);
     const inserted = this.statements.insertTransaction.run(
       tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, JSON.stringify(tx.metadata), tx.nonce, tx.timestamp, sequence.next,
       tx.min_receive_units, tx.token_out,
     );
-    stored.push({ seq: Number(inserted.lastInsertRowid), from: tx.from, to: tx.to });
+    stored.push({ seq: Number(inserted.lastInsertRowid), from: tx.from, to: tx.to, tx_hash: tx.tx_hash });
     sequence.next += 1;
     return { kind: 'stored' };
   }
@@ -280,8 +362,12 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getTransaction(tx_hash: string): Promise<Transaction | null> {
-    const row = this.statements.getTransaction.get(tx_hash, tx_hash) as TransactionRow | undefined;
-    return row === undefined ? null : toTransaction(row);
+    this.syncHashes();
+    const seq = this.hash_index.seqOf(tx_hash);
+    if (seq === null) return null;
+    const row = this.statements.getTransaction.get(seq, tx_hash) as TransactionRow | undefined;
+    assert(row !== undefined, `the hash index names row ${seq} for transaction ${tx_hash}`);
+    return toTransaction(row);
   }
 
   async accountHistory(user_id: string, before_seq: number | null, limit: number): Promise<HistoryEntry[]> {
@@ -309,8 +395,14 @@ export class SqliteStore implements LedgerStore {
   async transactionsByHash(tx_hashes: readonly string[]): Promise<Transaction[]> {
     assert(tx_hashes.length <= TRANSACTIONS_BY_HASH_MAX, 'a look-up by hash is bounded');
     if (tx_hashes.length === 0) return [];
-    const hashes_json = JSON.stringify(tx_hashes);
-    return (this.statements.transactionsByHash.all(hashes_json, hashes_json) as TransactionRow[]).map(toTransaction);
+    this.syncHashes();
+    const seqs = new Set<number>();
+    for (const tx_hash of tx_hashes) {
+      const seq = this.hash_index.seqOf(tx_hash);
+      if (seq !== null) seqs.add(seq);
+    }
+    if (seqs.size === 0) return [];
+    return (this.statements.transactionsByHash.all(JSON.stringify([...seqs])) as TransactionRow[]).map(toTransaction);
   }
 
   async latestBlock(): Promise<StoredBlockHeader | null> {
@@ -380,6 +472,7 @@ export class SqliteStore implements LedgerStore {
       const settle = this.db.transaction(() => this.writeBlock(commit)).immediate();
       this.checkpointer?.committed();
       settle();
+      this.scheduleHashMerge();
     });
   }
 
@@ -446,10 +539,10 @@ export class SqliteStore implements LedgerStore {
 
   private sealOne(block_number: number, outcome: TransactionOutcome): void {
     const s = this.statements;
-    const seq = outcome.seq;
-    const result = seq === undefined
-      ? s.sealTransaction.run(outcome.status, block_number, outcome.position, outcome.error, outcome.amount_out_units ?? null, outcome.tx_hash, outcome.tx_hash)
-      : s.sealTransactionBySeq.run(outcome.status, block_number, outcome.position, outcome.error, outcome.amount_out_units ?? null, seq, outcome.tx_hash);
+    // The block's write transaction synced the hash index first.
+    const seq = outcome.seq ?? this.hash_index.seqOf(outcome.tx_hash);
+    assert(seq !== null, `transaction ${outcome.tx_hash} is stored`);
+    const result = s.sealTransactionBySeq.run(outcome.status, block_number, outcome.position, outcome.error, outcome.amount_out_units ?? null, seq, outcome.tx_hash);
     assert(result.changes === 1, `transaction ${outcome.tx_hash} is pending`);
   }
 
@@ -615,6 +708,9 @@ export class SqliteStore implements LedgerStore {
   }
 
   async close(): Promise<void> {
+    if (this.hash_merge_timer !== null) clearTimeout(this.hash_merge_timer);
+    this.hash_merge_timer = null;
+    this.hash_merge_stopped = true;
     await this.checkpointer?.close();
     const wal = this.wal;
     this.wal = null;
@@ -698,17 +794,18 @@ export const SQL = {
   pruneIdempotency: 'DELETE FROM idempotency_keys WHERE created_at < ?',
   insertTransaction: `INSERT INTO transactions (tx_hash, from_id, to_id, amount, token, type, metadata, nonce, timestamp, status, event_seq, min_receive, token_out)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+  // By the row number the hash index gives (sqlite-hash-index.ts), the hash checked.
   getTransaction: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
-       WHERE substr(t.tx_hash, 3, 16) = substr(?, 3, 16) AND t.tx_hash = ?`,
+       WHERE t.seq = ? AND t.tx_hash = ?`,
   // One step of each sealed side's covering index, newest first (0: neither has one; rows are numbered
   // from 1). Pending transactions are in memory (sqlite-pending-history.ts).
   newestAccountSeq: `SELECT max(coalesce((SELECT seq FROM transactions WHERE from_id = ? AND seq < ? AND block_number IS NOT NULL ORDER BY seq DESC LIMIT 1), 0),
        coalesce((SELECT seq FROM transactions WHERE to_id = ? AND seq < ? AND block_number IS NOT NULL ORDER BY seq DESC LIMIT 1), 0))`,
   // The rowid's B-tree, from its last page.
   newestSeq: 'SELECT max(seq) FROM transactions',
-  // A seek of the hash-prefix index per hash of the JSON array (given twice: the prefixes, then the whole hashes).
+  // A seek by row number per entry of the JSON array: the rows the hash index gives for the hashes asked.
   transactionsByHash: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
-       WHERE substr(t.tx_hash, 3, 16) IN (SELECT substr(value, 3, 16) FROM json_each(?)) AND t.tx_hash IN (SELECT value FROM json_each(?))`,
+       WHERE t.seq IN (SELECT value FROM json_each(?))`,
   // An account's sealed transactions: each side is a range of its covering index read newest first; the
   // compound merges the two in order (dropping a transaction that is both, a mint to its issuer) and
   // stops after `limit`. Pending transactions are in memory (sqlite-pending-history.ts).
@@ -723,8 +820,6 @@ export const SQL = {
   pendingPostings: "SELECT seq, tx_hash, from_id, to_id, amount, token, type, timestamp, min_receive FROM transactions WHERE status = 'pending' ORDER BY seq LIMIT ?",
   pendingCount: "SELECT COUNT(*) AS count FROM transactions WHERE status = 'pending'",
   pendingCountUpTo: "SELECT COUNT(*) AS count FROM (SELECT 1 FROM transactions WHERE status = 'pending' LIMIT ?)",
-  sealTransaction: `UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ?
-       WHERE substr(tx_hash, 3, 16) = substr(?, 3, 16) AND tx_hash = ? AND status = 'pending'`,
   confirmRun: "UPDATE transactions SET status = 'confirmed', block_number = ?, position = seq - ? WHERE seq BETWEEN ? AND ? AND status = 'pending'",
   hashAtSeq: 'SELECT tx_hash FROM transactions WHERE seq = ?',
   sealTransactionBySeq: "UPDATE transactions SET status = ?, block_number = ?, position = ?, error = ?, amount_out = ? WHERE seq = ? AND tx_hash = ? AND status = 'pending'",
@@ -804,7 +899,6 @@ function prepareStatements(db: Database.Database) {
     pendingPostings: db.prepare(SQL.pendingPostings).raw().safeIntegers(true),
     pendingCount: db.prepare(SQL.pendingCount).safeIntegers(true),
     pendingCountUpTo: db.prepare(SQL.pendingCountUpTo).safeIntegers(true),
-    sealTransaction: db.prepare(SQL.sealTransaction),
     sealTransactionBySeq: db.prepare(SQL.sealTransactionBySeq),
     confirmRun: db.prepare(SQL.confirmRun),
     hashAtSeq: db.prepare(SQL.hashAtSeq).pluck(),
