@@ -60,6 +60,24 @@ describe('SQLite query plans', () => {
     expect(after, after.join(' | ')).toEqual([expect.stringMatching(/^SEARCH transactions USING INTEGER PRIMARY KEY \(rowid>\?\)/)]);
   });
 
+  it("checks a group commit's hashes with one seek of the index table per hash, and merges a step's rows by row number, sorted once", () => {
+    const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('["0x01"]') as Array<{ detail: string }>).map((row) => row.detail);
+    const checked = plan(HASH_INDEX_SQL.anyMerged);
+    expect(checked, checked.join(' | ')).toEqual([
+      expect.stringMatching(/^SCAN j VIRTUAL TABLE/),
+      expect.stringMatching(/^SEARCH h USING PRIMARY KEY \(prefix=\?\)/),
+      expect.stringMatching(/^SEARCH t USING INTEGER PRIMARY KEY \(rowid=\?\)/),
+    ]);
+    const merged = plan(HASH_INDEX_SQL.mergeRows);
+    expect(merged, merged.join(' | ')).toEqual([
+      expect.stringMatching(/^SEARCH t USING INTEGER PRIMARY KEY \(rowid=\?\)/),
+      expect.stringMatching(/^LIST SUBQUERY/),
+      expect.stringMatching(/^SCAN json_each VIRTUAL TABLE/),
+      // The step's keys in the index's order, so that the inserts walk its leaves once.
+      'USE TEMP B-TREE FOR ORDER BY',
+    ]);
+  });
+
   /** The covering indexes an account's sealed history is read from, the sender's side and the receiver's (its pending part is in memory). */
   const HISTORY_SEARCHES = [
     'SEARCH transactions USING COVERING INDEX transactions_sealed_by_from (from_id=? AND seq<?)',

@@ -9,13 +9,13 @@
  * up to a mark (`transaction_hashes_merged.through_seq`); the rows after the mark are found in memory,
  * a map from hash to row number built from one scan of them at open. Once `rows_min` rows are past the
  * mark, a merge writes them into the table in steps, each its own write transaction of one range of
- * prefixes, sorted, of about `step_keys_max` keys: a step writes one stretch of the table's leaves, and
+ * prefixes, of about `step_keys_max` keys (one statement, which takes the prefixes from the rows and sorts them): a step writes one stretch of the table's leaves, and
  * a whole merge writes each leaf about once, where the accept path wrote a leaf per transaction. The
  * last step moves the mark; only once it has committed are its rows taken out of memory, so a look-up
  * finds each row in the map, in the table, or (while a merge runs) in both, never in neither.
  *
- * A hash is stored once: the store asks `seqOf` in the append's write transaction before each insert,
- * and the table's trigger refuses an entry for a second row with the same whole hash.
+ * A hash is stored once: the store asserts it of a group commit's hashes in its write transaction
+ * (`assertNotStored`), and the table's trigger refuses an entry for a second row with the same whole hash.
  *
  * Another connection's writes (SQLite's `data_version` changed): the rows after the last one seen are
  * read, and the mark again. Rows are numbered in commit order (one writer at a time) and never deleted,
@@ -30,7 +30,12 @@ export const HASH_INDEX_SQL = {
   rowsAfter: 'SELECT seq, tx_hash FROM transactions WHERE seq > ? ORDER BY seq',
   // One seek of the table's primary key; a prefix shared by two hashes costs a second row.
   findMerged: 'SELECT h.seq FROM transaction_hashes h JOIN transactions t ON t.seq = h.seq WHERE h.prefix = ? AND t.tx_hash = ?',
-  insertEntry: 'INSERT OR IGNORE INTO transaction_hashes (prefix, seq) VALUES (?, ?)',
+  // The same for each hash of a JSON array, in one statement: the first one the table holds, if any.
+  anyMerged: `SELECT t.tx_hash FROM json_each(?) j JOIN transaction_hashes h ON h.prefix = substr(j.value, 3, 16)
+       JOIN transactions t ON t.seq = h.seq AND t.tx_hash = j.value LIMIT 1`,
+  // A merge step: the rows of a JSON array of row numbers, their prefixes taken from the rows themselves and sorted.
+  mergeRows: `INSERT OR IGNORE INTO transaction_hashes (prefix, seq)
+       SELECT substr(t.tx_hash, 3, 16), t.seq FROM transactions t WHERE t.seq IN (SELECT value FROM json_each(?)) ORDER BY 1, 2`,
   setMergedThrough: 'UPDATE transaction_hashes_merged SET through_seq = max(through_seq, ?) WHERE id = 1',
 } as const;
 
@@ -55,10 +60,8 @@ export function hashPrefix(tx_hash: string): string {
   return tx_hash.slice(2, 18);
 }
 
-type Entry = { prefix: string; seq: number };
-
-/** A merge under way: the rows after `from_seq` up to `through_seq`, in ranges of prefixes, written `next` on. */
-type Merge = { through_seq: number; ranges: Entry[][]; next: number };
+/** A merge under way: the rows past the mark up to `through_seq`, as row numbers in ranges of prefixes, written `next` on. */
+type Merge = { through_seq: number; ranges: number[][]; next: number };
 
 export class SqliteHashIndex {
   private readonly statements: { [name in keyof typeof HASH_INDEX_SQL]: Database.Statement };
@@ -80,7 +83,8 @@ export class SqliteHashIndex {
       mergedThrough: db.prepare(HASH_INDEX_SQL.mergedThrough).pluck(),
       rowsAfter: db.prepare(HASH_INDEX_SQL.rowsAfter).raw(true),
       findMerged: db.prepare(HASH_INDEX_SQL.findMerged).pluck(),
-      insertEntry: db.prepare(HASH_INDEX_SQL.insertEntry),
+      anyMerged: db.prepare(HASH_INDEX_SQL.anyMerged).pluck(),
+      mergeRows: db.prepare(HASH_INDEX_SQL.mergeRows),
       setMergedThrough: db.prepare(HASH_INDEX_SQL.setMergedThrough),
     };
   }
@@ -99,6 +103,21 @@ export class SqliteHashIndex {
     const recent = this.recent.get(tx_hash);
     if (recent !== undefined) return recent;
     return (this.statements.findMerged.get(hashPrefix(tx_hash), tx_hash) as number | undefined) ?? null;
+  }
+
+  /**
+   * Asserts that none of `tx_hashes` is stored, nor any twice among them: the map, then the table in one
+   * statement. Call in the append's write transaction, synced first. A hash names a nonce drawn from the
+   * CSPRNG, so a second one is a bug, never a client's mistake.
+   */
+  assertNotStored(tx_hashes: readonly string[]): void {
+    const batch = new Set<string>();
+    for (const tx_hash of tx_hashes) {
+      assert(!this.recent.has(tx_hash) && !batch.has(tx_hash), `transaction ${tx_hash} is stored once`);
+      batch.add(tx_hash);
+    }
+    const stored = this.statements.anyMerged.get(JSON.stringify(tx_hashes)) as string | undefined;
+    assert(stored === undefined, `transaction ${stored} is stored once`);
   }
 
   /** Adds rows this connection has stored; call once their append has committed, in row order. */
@@ -127,9 +146,8 @@ export class SqliteHashIndex {
    */
   mergeStep(): () => void {
     const merge = this.merge ?? this.startMerge();
-    const range = merge.ranges[merge.next] as Entry[];
-    range.sort(byPrefix);
-    for (const entry of range) this.statements.insertEntry.run(entry.prefix, entry.seq);
+    const range = merge.ranges[merge.next] as number[];
+    if (range.length > 0) this.statements.mergeRows.run(JSON.stringify(range));
     const last = merge.next === merge.ranges.length - 1;
     if (last) this.statements.setMergedThrough.run(merge.through_seq);
     return () => {
@@ -145,12 +163,11 @@ export class SqliteHashIndex {
   private startMerge(): Merge {
     assert(this.recent.size > 0, 'a merge has rows to write');
     const count = Math.ceil(this.recent.size / this.limits.step_keys_max);
-    const ranges: Entry[][] = Array.from({ length: count }, () => []);
+    const ranges: number[][] = Array.from({ length: count }, () => []);
     for (const [tx_hash, seq] of this.recent) {
-      const prefix = hashPrefix(tx_hash);
-      // The first 8 hex digits, uniform for a hash, pick the range: ranges are in prefix order.
-      const range = Math.floor((Number.parseInt(prefix.slice(0, 8), 16) / 2 ** 32) * count);
-      (ranges[range] as Entry[]).push({ prefix, seq });
+      // The hash's first 8 hex digits, uniform, pick the range: ranges are in prefix order.
+      const range = Math.floor((Number.parseInt(tx_hash.slice(2, 10), 16) / 2 ** 32) * count);
+      (ranges[range] as number[]).push(seq);
     }
     this.merge = { through_seq: this.seen_through, ranges, next: 0 };
     return this.merge;
@@ -172,9 +189,4 @@ export class SqliteHashIndex {
     this.recent.set(tx_hash, seq);
     this.seen_through = seq;
   }
-}
-
-function byPrefix(a: Entry, b: Entry): number {
-  if (a.prefix < b.prefix) return -1;
-  return a.prefix > b.prefix ? 1 : a.seq - b.seq;
 }

@@ -230,8 +230,8 @@ export class SqliteStore implements LedgerStore {
       results = this.db.transaction(() => {
         this.syncWithOtherWriters();
         const sequence = { next: this.lastEventSequence() + 1 };
-        const hashes = batch.length > 1 ? new Set<string>() : null;
-        const appended = batch.map((item) => this.appendOne(item, sequence, budget, stored, hashes));
+        this.hash_index.assertNotStored(batch.map((item) => item.transaction.tx_hash));
+        const appended = batch.map((item) => this.appendOne(item, sequence, budget, stored));
         budget.finish();
         this.statements.setEventCounter.run(sequence.next - 1);
         head = sequence.next - 1;
@@ -324,7 +324,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   /** Stores one item (and adds it to `stored`); a stored transaction takes `sequence.next` as the sequence of its accepted event. */
-  private appendOne(item: PendingAppend, sequence: { next: number }, budget: SqliteBudgetPass, stored: StoredRow[], hashes: Set<string> | null): AppendResult {
+  private appendOne(item: PendingAppend, sequence: { next: number }, budget: SqliteBudgetPass, stored: StoredRow[]): AppendResult {
     const tx = item.transaction;
     if (item.idempotency !== null) {
       const claim = this.statements.claimIdempotency.run(
@@ -337,8 +337,6 @@ export class SqliteStore implements LedgerStore {
     }
     const refused = budget.admit(item);
     if (refused !== null) return refused;
-    assert(this.hash_index.seqOf(tx.tx_hash) === null && hashes?.has(tx.tx_hash) !== true, `transaction ${tx.tx_hash} is stored once`);
-    hashes?.add(tx.tx_hash);
     const inserted = this.statements.insertTransaction.run(
       tx.tx_hash, tx.from, tx.to, tx.amount_units, tx.token, tx.type, JSON.stringify(tx.metadata), tx.nonce, tx.timestamp, sequence.next,
       tx.min_receive_units, tx.token_out,
