@@ -5,15 +5,13 @@
  * look-ups by hash stay exact meanwhile (the rows stay in memory), and once space comes back the merge
  * completes. The ledger sits on a small tmpfs (CI runs as root), unmounted whatever happens.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import Database from '../../src/store/sqlite/sqlite-driver.js';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { pendingTransaction } from '../../src/domain/hashing.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { fillUntilFull } from '../support/full-disk.js';
+import { fillUntilFull, tmpfsForSuite } from '../support/full-disk.js';
 
 const TMPFS_SIZE = '8m';
 const ROWS = 400;
@@ -24,18 +22,7 @@ function transfer(index: number) {
 }
 
 describe('a full disk under the hash index merge', () => {
-  const mount_point = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-hash-merge-full-'));
-  let mounted = false;
-
-  beforeAll(() => {
-    if (process.getuid?.() !== 0) throw new Error('this test mounts a tmpfs: run it as root (CI does)');
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_SIZE}`, 'tmpfs', mount_point]);
-    mounted = true;
-  });
-  afterAll(() => {
-    if (mounted) execFileSync('umount', ['-l', mount_point]);
-    fs.rmSync(mount_point, { recursive: true, force: true });
-  });
+  const mount_point = tmpfsForSuite(TMPFS_SIZE, 'tabula-hash-merge-full-');
 
   it('reports and logs the failed step, keeps look-ups exact, and merges everything once space is back', async () => {
     const warnings: unknown[][] = [];

@@ -5,34 +5,25 @@
  * service takes writes again by itself: every acknowledged transaction is there, sealed, and the
  * chain audits from genesis. The tmpfs is unmounted whatever happens.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { expectAcknowledgedInChain } from '../support/store-chain-audit.js';
 import { TEST_SECRET } from '../support/in-process-tabula.js';
 import { waitUntilAllSealed } from '../support/sealed.js';
 import { ServiceProcess } from '../support/service-process.js';
-import { fillUntilFull } from '../support/full-disk.js';
+import { fillUntilFull, tmpfsForSuite } from '../support/full-disk.js';
 
 const TMPFS_SIZE = '6m';
 
 describe('a full disk under SQLite', () => {
-  const mount_point = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-full-disk-'));
-  let mounted = false;
+  const mount_point = tmpfsForSuite(TMPFS_SIZE, 'tabula-full-disk-');
   let service: ServiceProcess | null = null;
 
-  beforeAll(() => {
-    if (process.getuid?.() !== 0) throw new Error('this test mounts a tmpfs: run it as root (CI does)');
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_SIZE}`, 'tmpfs', mount_point]);
-    mounted = true;
-  });
+  // Registered after the tmpfs's hooks, so it runs before the unmount.
   afterAll(async () => {
     await service?.close();
-    if (mounted) execFileSync('umount', ['-l', mount_point]);
-    fs.rmSync(mount_point, { recursive: true, force: true });
   });
 
   it('answers 503 storage_unavailable while the disk is full, and recovers when space is freed', async () => {

@@ -4,32 +4,19 @@
  * fails; that is counted and logged, nothing is lost, and once space comes back the next checkpoint
  * copies everything. The ledger sits on a small tmpfs (CI runs as root), unmounted whatever happens.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { DEFAULT_WAL_CHECKPOINT_LIMITS } from '../../src/store/sqlite/wal-checkpointer.js';
-import { fillUntilFull } from '../support/full-disk.js';
+import { fillUntilFull, tmpfsForSuite } from '../support/full-disk.js';
 
 const TMPFS_SIZE = '8m';
 const ROWS = 600;
 
 describe('a full disk under the WAL checkpoints', () => {
-  const mount_point = fs.mkdtempSync(path.join(os.tmpdir(), 'tabula-checkpoint-full-'));
-  let mounted = false;
-
-  beforeAll(() => {
-    if (process.getuid?.() !== 0) throw new Error('this test mounts a tmpfs: run it as root (CI does)');
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_SIZE}`, 'tmpfs', mount_point]);
-    mounted = true;
-  });
-  afterAll(() => {
-    if (mounted) execFileSync('umount', ['-l', mount_point]);
-    fs.rmSync(mount_point, { recursive: true, force: true });
-  });
+  const mount_point = tmpfsForSuite(TMPFS_SIZE, 'tabula-checkpoint-full-');
 
   it('counts and logs the failed checkpoint, and copies everything once space is back', async () => {
     const warnings: unknown[] = [];
