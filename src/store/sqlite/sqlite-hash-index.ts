@@ -125,11 +125,6 @@ export class SqliteHashIndex {
     for (const row of rows) this.add(row.tx_hash, row.seq);
   }
 
-  /** Rows past the mark, in memory. */
-  get unmerged(): number {
-    return this.recent.size;
-  }
-
   get step_interval_ms(): number {
     return this.limits.step_interval_ms;
   }
