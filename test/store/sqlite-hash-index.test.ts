@@ -52,7 +52,8 @@ async function expectAllFound(store: SqliteStore, hashes: readonly string[]): Pr
   for (const tx_hash of hashes) expect((await store.getTransaction(tx_hash))?.tx_hash).toBe(tx_hash);
   for (let start = 0; start < hashes.length; start += 50) {
     const chunk = hashes.slice(start, start + 50);
-    expect((await store.transactionsByHash([...chunk, UNKNOWN])).map((tx) => tx.tx_hash).sort()).toEqual([...chunk].sort());
+    // A hash asked twice is answered once.
+    expect((await store.transactionsByHash([...chunk, UNKNOWN, chunk[0]!])).map((tx) => tx.tx_hash).sort()).toEqual([...chunk].sort());
   }
   expect(await store.getTransaction(UNKNOWN)).toBeNull();
 }

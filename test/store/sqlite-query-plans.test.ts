@@ -44,10 +44,20 @@ describe('SQLite query plans', () => {
   });
 
   it('reads the transactions the hash index names with one seek by row number per entry of the list, scanning only the list', () => {
-    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.transactionsByHash}`).all('[1,2]') as Array<{ detail: string }>).map((row) => row.detail);
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.transactionsBySeq}`).all('[1,2]') as Array<{ detail: string }>).map((row) => row.detail);
     const shown = plan.join(' | ');
     expect(plan[0], shown).toMatch(/^SEARCH t USING INTEGER PRIMARY KEY \(rowid=\?\)/);
     for (const step of plan.slice(1)) expect(step, shown).toMatch(/^(LIST SUBQUERY|SCAN json_each VIRTUAL TABLE|SEARCH b USING INTEGER PRIMARY KEY)/);
+  });
+
+  it('looks merged transactions up by hash with one seek of the index table and one of the row per hash of the list', () => {
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.transactionsByMergedHash}`).all('["0x01"]') as Array<{ detail: string }>).map((row) => row.detail);
+    expect(plan, plan.join(' | ')).toEqual([
+      expect.stringMatching(/^SCAN j VIRTUAL TABLE/),
+      expect.stringMatching(/^SEARCH h USING PRIMARY KEY \(prefix=\?\)/),
+      expect.stringMatching(/^SEARCH t USING INTEGER PRIMARY KEY \(rowid=\?\)/),
+      expect.stringMatching(/^SEARCH b USING INTEGER PRIMARY KEY \(rowid=\?\)/),
+    ]);
   });
 
   it("finds a merged hash with one seek of the index table's key, and the rows after the mark from the rowid's B-tree", () => {

@@ -100,9 +100,14 @@ export class SqliteHashIndex {
 
   /** The row number of the transaction with this hash, or null. Sync first. */
   seqOf(tx_hash: string): number | null {
-    const recent = this.recent.get(tx_hash);
+    const recent = this.recentSeqOf(tx_hash);
     if (recent !== undefined) return recent;
     return (this.statements.findMerged.get(hashPrefix(tx_hash), tx_hash) as number | undefined) ?? null;
+  }
+
+  /** The row number of the transaction with this hash if it is past the mark (in memory), else undefined: look for it in the table. Sync first. */
+  recentSeqOf(tx_hash: string): number | undefined {
+    return this.recent.get(tx_hash);
   }
 
   /**

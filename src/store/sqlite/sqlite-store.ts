@@ -394,13 +394,18 @@ export class SqliteStore implements LedgerStore {
     assert(tx_hashes.length <= TRANSACTIONS_BY_HASH_MAX, 'a look-up by hash is bounded');
     if (tx_hashes.length === 0) return [];
     this.syncHashes();
-    const seqs = new Set<number>();
-    for (const tx_hash of tx_hashes) {
-      const seq = this.hash_index.seqOf(tx_hash);
-      if (seq !== null) seqs.add(seq);
+    // At most two statements: the rows the map names, by row number, and the others through the index table.
+    const recent: number[] = [];
+    const merged: string[] = [];
+    for (const tx_hash of new Set(tx_hashes)) {
+      const seq = this.hash_index.recentSeqOf(tx_hash);
+      if (seq === undefined) merged.push(tx_hash);
+      else recent.push(seq);
     }
-    if (seqs.size === 0) return [];
-    return (this.statements.transactionsByHash.all(JSON.stringify([...seqs])) as TransactionRow[]).map(toTransaction);
+    const rows: TransactionRow[] = [];
+    if (recent.length > 0) rows.push(...(this.statements.transactionsBySeq.all(JSON.stringify(recent)) as TransactionRow[]));
+    if (merged.length > 0) rows.push(...(this.statements.transactionsByMergedHash.all(JSON.stringify(merged)) as TransactionRow[]));
+    return rows.map(toTransaction);
   }
 
   async latestBlock(): Promise<StoredBlockHeader | null> {
@@ -801,9 +806,13 @@ export const SQL = {
        coalesce((SELECT seq FROM transactions WHERE to_id = ? AND seq < ? AND block_number IS NOT NULL ORDER BY seq DESC LIMIT 1), 0))`,
   // The rowid's B-tree, from its last page.
   newestSeq: 'SELECT max(seq) FROM transactions',
-  // A seek by row number per entry of the JSON array: the rows the hash index gives for the hashes asked.
-  transactionsByHash: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
+  // A seek by row number per entry of the JSON array: the rows the hash index's map names (sqlite-hash-index.ts).
+  transactionsBySeq: `SELECT ${TRANSACTION_COLUMNS} FROM transactions t LEFT JOIN blocks b ON b.number = t.block_number
        WHERE t.seq IN (SELECT value FROM json_each(?))`,
+  // A seek of the hash index's table per hash of the JSON array (each once), then of the row: the merged ones.
+  transactionsByMergedHash: `SELECT ${TRANSACTION_COLUMNS} FROM json_each(?) j
+       JOIN transaction_hashes h ON h.prefix = substr(j.value, 3, 16)
+       JOIN transactions t ON t.seq = h.seq AND t.tx_hash = j.value LEFT JOIN blocks b ON b.number = t.block_number`,
   // An account's sealed transactions: each side is a range of its covering index read newest first; the
   // compound merges the two in order (dropping a transaction that is both, a mint to its issuer) and
   // stops after `limit`. Pending transactions are in memory (sqlite-pending-history.ts).
@@ -890,7 +899,8 @@ function prepareStatements(db: Database.Database) {
     getTransaction: db.prepare(SQL.getTransaction).safeIntegers(true),
     // Rows as arrays: three columns, no names to build per row; seq stays below 2^53 (assigned one by one).
     accountHistory: db.prepare(SQL.accountHistory).raw(true),
-    transactionsByHash: db.prepare(SQL.transactionsByHash).safeIntegers(true),
+    transactionsBySeq: db.prepare(SQL.transactionsBySeq).safeIntegers(true),
+    transactionsByMergedHash: db.prepare(SQL.transactionsByMergedHash).safeIntegers(true),
     newestAccountSeq: db.prepare(SQL.newestAccountSeq).pluck(),
     newestSeq: db.prepare(SQL.newestSeq).pluck(),
     pendingTransactions: db.prepare(SQL.pendingTransactions).safeIntegers(true),
